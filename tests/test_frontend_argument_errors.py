@@ -671,6 +671,120 @@ def test_numpy_scalar_annotations_refuse_what_does_not_convert():
         single_precision(0.0, 1j, 1, 2j)
 
 
+INT32_RANGE = r"is out of range for int32 \(-2147483648 to 2147483647\)$"
+FLOAT32_RANGE = r"is out of range for float32 \(magnitude at most 3\.40282e\+38\)$"
+
+
+@pytest.mark.parametrize("engine", ["native", "interpreter"])
+def test_numbers_beyond_a_numpy_annotation_are_out_of_range(engine):
+    """A numpy integer wider than ``n: np.int32`` was converted unchecked
+    and wrapped (``np.int64(2**40)`` became 0), where the Python int
+    ``2**40`` is an ``OverflowError``; a finite float or complex part
+    beyond float32's largest became infinite, where an int beyond it is an
+    ``OverflowError``.  Each is the int's ``OverflowError`` now, naming the
+    argument, on both engines and in both forms; infinities and NaN are
+    float32 values and pass, and a numpy integer that fits converts."""
+    reversible = rv.reversible(single_precision.pyfunc, backend=engine)
+    refused = [
+        ((0.0, 1.1, np.int64(2**40), 2j), rf"argument 'n': 1099511627776 {INT32_RANGE}"),
+        ((0.0, 1.1, np.int64(-(2**31) - 1), 2j), rf"argument 'n': -2147483649 {INT32_RANGE}"),
+        ((0.0, 1e300, 1, 2j), rf"argument 'x': 1e\+300 {FLOAT32_RANGE}"),
+        ((0.0, np.float64(-1e300), 1, 2j), rf"argument 'x': -1e\+300 {FLOAT32_RANGE}"),
+        (
+            (0.0, 1.1, 1, complex(1.0, 1e300)),
+            rf"argument 'z': \(1\+1e\+300j\) {FLOAT32_RANGE.replace('float32', 'complex64')}",
+        ),
+    ]
+    for args, message in refused:
+        with pytest.raises(OverflowError, match=rf"^single_precision\(\): {message}"):
+            reversible(*args)
+    y, x, n, z = reversible(0.0, math.inf, np.int64(2**31 - 4), np.complex128(3e38j))
+    assert (y, x, n, z) == (np.float32(math.inf), np.float32(math.inf), np.int32(2**31 - 1), np.complex64(3e38j))
+    assert math.isnan(reversible(0.0, math.nan, 1, 2j)[0])
+    ordinary = rv.ordinary(ordinary_single.pyfunc, backend=engine)
+    with pytest.raises(OverflowError, match=rf"^ordinary_single\(\): argument 'n': 1099511627776 {INT32_RANGE}"):
+        ordinary(1.0, np.int64(2**40))
+    with pytest.raises(OverflowError, match=rf"^ordinary_single\(\): argument 'x': 1e\+300 {FLOAT32_RANGE}"):
+        ordinary(1e300, 2)
+    assert ordinary(1.5, np.int64(2)) == np.float32(1.5) * np.float32(1.5) + np.float32(2)
+
+
+def single_ancilla(y, x: np.float32):
+    t = rv.ancilla(0.0, np.float32)
+    t += x
+    y += t * 2.0
+    t -= x
+    rv.free(t, np.float32(0.0))
+
+
+def single_zeros(y, x: np.float32, n: int):
+    a = rv.zeros(n, dtype=np.float32)
+    a[n - 1] += x
+    y += a[n - 1] * 2.0
+    a[n - 1] -= x
+    rv.free(a)
+
+
+@pytest.mark.parametrize("engine", ["native", "interpreter"])
+def test_numpy_scalar_types_allocate_their_width(engine):
+    """``rv.ancilla(0.0, np.float32)`` and ``rv.zeros(n,
+    dtype=np.float32)`` allocate ``f32`` as the class means in an
+    annotation; the value is the float32 ``x`` doubled (exactly, in f32),
+    on both engines, and ``~`` gives the arguments back."""
+    allocations = (
+        (single_ancilla, (0.0, 1.1), "%t = anc.alloc %1 : f32"),
+        (single_zeros, (0.0, 1.1, 3), "%a = anc.array_alloc(%0) : memref<?xf32>"),
+    )
+    for function, args, allocation in allocations:
+        compiled = rv.reversible(function, backend=engine)
+        assert allocation in compiled.mlir(*args)
+        results = compiled(*args)
+        assert results[:2] == (float(np.float32(1.1)) * 2.0, np.float32(1.1))
+        assert (~compiled)(*results)[:2] == (0.0, np.float32(1.1))
+
+
+def rl(y, n: np.longlong):
+    n += 1
+
+
+@rv.ordinary
+def long_annotated(x, n: np.longlong):
+    return x * n
+
+
+def test_numpy_aliases_of_an_accepted_dtype_are_accepted():
+    """``np.longlong`` is a class of its own with ``np.int64``'s dtype: an
+    annotation is looked up by its dtype, so it means ``i64`` as
+    ``np.int64`` does (it was refused as an unknown annotation)."""
+    assert "rev.func @rl(%y: f64, %n: i64)" in rv.reversible(rl).mlir(0.0, 3)
+    assert rv.reversible(rl)(0.0, 3) == (0.0, 4)
+    assert rv.gradient(long_annotated, (2.0, 3)) == (3.0, 0.0)
+
+
+def widened(y: float, x: float, n: int):
+    y += x * 3.0
+    n += 1
+
+
+def ordinary_widened(x: float, n: int):
+    return x * 3.0 + n
+
+
+@pytest.mark.parametrize("engine", ["native", "interpreter"])
+def test_a_narrower_numpy_scalar_for_float_or_int_is_widened(engine):
+    """``x: float`` given an ``np.float32`` computes at ``f64``, as the
+    annotation says (it was refused by the reversible form, and computed at
+    ``f32`` by the ordinary one), and ``n: int`` given an ``np.int32`` at
+    ``i64``: the results are Python's ``float`` and ``int``."""
+    x32 = np.float32(1.1)
+    reversible = rv.reversible(widened, backend=engine)
+    assert "(%y: f64, %x: f64, %n: i64)" in reversible.mlir(0.0, x32, np.int32(2))
+    results = reversible(0.0, x32, np.int32(2))
+    assert results == (float(x32) * 3.0, float(x32), 3)
+    assert [type(r) for r in results] == [float, float, int]
+    assert rv.ordinary(ordinary_widened, backend=engine)(x32, np.int32(2)) == float(x32) * 3.0 + 2
+
+
 def test_an_int_for_a_float_parameter_is_that_float():
     """``a: float`` called with ``3``: the annotation says a float, so the
     int is passed as one and differentiated (it gave 0.0), and a plain call

@@ -103,7 +103,8 @@ revmlir/frontend/base/structs.py, views.py, safe_blocks.py, types.py (rv.Stack) 
   "'p' has no field 'y'", "'p' is a struct argument, …", "g(): argument 'p' is declared Particle, got …"
   "'z.real' aliases 'z.real', which this instruction updates: …"
   "the bijection '…' of a view must be a @rv.reversible function of one argument", "rv.view(x, g) is an argument of a call"
-  "'s' is an argument stack; it goes back to the caller", TypeError "rv.Stack(…): the element type must be …"
+  "'s' is an argument stack; it goes back to the caller", TypeError "rv.Stack(…): the element type must be …",
+  TypeError "rv.Stack(…): numpy scalar types are not stack element types, …"
   "print(…, flush=…) is not supported inside rv.safe", "an assertion's message must be a constant string", "'c[0] *= 2' is no count"
   "only print(...), assert and counts … can run inside rv.safe", print, assert and count forms  tests/test_language_ext.py
   (specialisation names) no bogus "'rev.call' passes (…)" error         test_specialisation_names_do_not_collide
@@ -114,7 +115,8 @@ revmlir/frontend/base/expressions.py
   "operator 'x @ x' is not supported"                                   test_matrix_multiplication_operator
   "'x << 1': << needs integers or booleans"                             test_shift_of_a_float
   "'z % 2': % is not defined on complex numbers"                        test_modulo_of_a_complex
-  "'a ** 3': a log number (rv.ULog) has no arithmetic in an expression"  test_a_power_of_a_log_number, test_mixing_numbers_that_do_not_combine
+  "'a ** 3': a log number (rv.ULog) has no arithmetic in an expression of a reversible function", "'-a': …"
+                                                                        test_a_power_of_a_log_number, test_mixing_numbers_that_do_not_combine
   "np.remainder() takes real numbers, not complex"                      test_numpy_remainder_of_a_complex
   "np.fmod() takes real numbers, not a 1-d array of float"              test_division_of_an_array
   "'u % 2.0': % takes real numbers, not a 1-d array of float"            test_division_of_an_array
@@ -328,7 +330,8 @@ def deco(function):
 
 UNKNOWN_ANNOTATION_HINT = (
     "annotate with float, int, complex, bool, rv.ULog, rv.Fixed[fraction], rv.Tropical, numpy.ndarray, "
-    "numpy.typing.NDArray[dtype] or a numpy scalar type, or leave the parameter unannotated"
+    "numpy.typing.NDArray[dtype] or a numpy scalar type (np.float64, np.float32, np.int64, np.int32, np.bool, "
+    "np.complex128, np.complex64), or leave the parameter unannotated"
 )
 
 
@@ -365,6 +368,50 @@ def test_unknown_annotations_are_refused():
         "unknown annotation 'Fixed43' for parameter 'x'",
         UNKNOWN_ANNOTATION_HINT,
         at='"Fixed43"',
+    )
+
+
+def test_numpy_scalar_classes_without_a_type_are_refused():
+    """numpy's scalar classes annotate their dtype's type; an abstract
+    class (``np.floating``, which ``np.dtype`` refuses: it raised numpy's
+    own ``TypeError``), a float width (``np.float16``) or an unsigned
+    integer (``np.uint8``) revmlir has no type for is an unknown
+    annotation, at the annotation, whose hint lists the classes that are
+    types, in both forms."""
+
+    def f(y, x: np.floating):  # E:floating
+        y += x
+
+    check(
+        at_decoration(f),
+        "# E:floating",
+        "unknown annotation 'np.floating' for parameter 'x'",
+        UNKNOWN_ANNOTATION_HINT,
+        at="np.floating",
+    )
+
+    def f(y, x: np.float16):  # E:float16
+        y += x
+
+    check(
+        at_decoration(f),
+        "# E:float16",
+        "unknown annotation 'np.float16' for parameter 'x'",
+        UNKNOWN_ANNOTATION_HINT,
+        at="np.float16",
+    )
+
+    def f(y, n: np.uint8):  # E:uint8
+        return y * n
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        rv.ordinary(f)
+    check(
+        info.value,
+        "# E:uint8",
+        "unknown annotation 'np.uint8' for parameter 'n'",
+        UNKNOWN_ANNOTATION_HINT,
+        at="np.uint8",
     )
 
 
@@ -620,12 +667,23 @@ def test_adding_to_a_log_number():
 def test_a_power_of_a_log_number():
     """``a ** 3`` of a log number said "'mul' is not defined on ULog" (a
     constant power is repeated multiplication), ``a ** 0.5`` "cannot
-    combine ULog and float": neither is what was written nor says what
-    works.  Log numbers multiply by updates only; the hint says how to get
-    the power, by updates or from the real value."""
+    combine ULog and float", ``-a`` "'neg' is not defined on ULog": none is
+    what was written nor says what works.  Log numbers multiply by updates
+    only in a reversible function; the hint says how to get the value, by
+    updates of the statement's own target (``y /= a`` for a negative
+    power, or where the update divides) or from the real value."""
 
     def cubed(y: rv.ULog, a: rv.ULog):
         y *= a**3  # E:log-power
+
+    def divided_by_cubed(y: rv.ULog, a: rv.ULog):
+        y /= a**3  # E:log-divided-power
+
+    def inverse_square(y: rv.ULog, a: rv.ULog):
+        y *= a**-2  # E:log-negative-power
+
+    def reciprocal(y: rv.ULog, a: rv.ULog):
+        y *= a**-1  # E:log-reciprocal
 
     def rooted(y: rv.ULog, a: rv.ULog):
         y *= a**0.5  # E:log-root
@@ -633,13 +691,40 @@ def test_a_power_of_a_log_number():
     def product(y: rv.ULog, a: rv.ULog, b: rv.ULog):
         y *= a * b  # E:log-product
 
-    said = "a log number (rv.ULog) has no arithmetic in an expression: log numbers multiply by updates (ly *= lx, ly /= lx)"
+    def negated(y: rv.ULog, a: rv.ULog):
+        y *= -a  # E:log-negated
+
+    said = (
+        "a log number (rv.ULog) has no arithmetic in an expression of a reversible function: "
+        "log numbers multiply by updates (ly *= lx, ly /= lx)"
+    )
     check(
         at_call(cubed, 1.0, 2.0),
         "# E:log-power",
         f"'a ** 3': {said}",
-        "update once per factor (for _ in range(3): ly *= a), or convert the real value: rv.ulog(float(a) ** 3)",
+        "update once per factor (for _ in range(3): y *= a), or convert the real value: rv.ulog(float(a) ** 3)",
         at="a**3",
+    )
+    check(
+        at_call(divided_by_cubed, 1.0, 2.0),
+        "# E:log-divided-power",
+        f"'a ** 3': {said}",
+        "update once per factor (for _ in range(3): y /= a), or convert the real value: rv.ulog(float(a) ** 3)",
+        at="a**3",
+    )
+    check(
+        at_call(inverse_square, 1.0, 2.0),
+        "# E:log-negative-power",
+        f"'a ** (-2)': {said}",
+        "update once per factor (for _ in range(2): y /= a), or convert the real value: rv.ulog(float(a) ** (-2))",
+        at="a**-2",
+    )
+    check(
+        at_call(reciprocal, 1.0, 2.0),
+        "# E:log-reciprocal",
+        f"'a ** (-1)': {said}",
+        "update once per factor (y /= a), or convert the real value: rv.ulog(float(a) ** (-1))",
+        at="a**-1",
     )
     check(
         at_call(rooted, 1.0, 2.0),
@@ -655,6 +740,43 @@ def test_a_power_of_a_log_number():
         "convert the real value: rv.ulog(float(a) * float(b))",
         at="a * b",
     )
+    check(
+        at_call(negated, 1.0, 2.0),
+        "# E:log-negated",
+        f"'-a': {said}",
+        "a log number is positive, so its negation is not one: compute with the real value, -float(a)",
+        at="-a",
+    )
+
+
+def first_power(y: rv.ULog, a: rv.ULog):
+    y *= a**1
+
+
+def first_power_divided(y: rv.ULog, a: rv.ULog):
+    y /= a**1
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_a_log_number_to_the_first_power_is_itself(backend):
+    """``a ** 1`` is ``a``, no arithmetic: ``y *= a ** 1`` updated ``y``
+    before log numbers' arithmetic was refused, and does again, both ways."""
+    times = rv.reversible(first_power, backend=backend)
+    assert times(1.5, 2.0) == pytest.approx((3.0, 2.0))
+    assert (~times)(3.0, 2.0) == pytest.approx((1.5, 2.0))
+    assert rv.reversible(first_power_divided, backend=backend)(3.0, 2.0) == pytest.approx((1.5, 2.0))
+
+
+def log_arithmetic(a: rv.ULog, b: rv.ULog):
+    return float(a * b), float(a**3), float(a / b), float(a + a)
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_ordinary_code_computes_with_log_numbers(backend):
+    """The refusal is the reversible expression compiler's: ordinary code
+    updates nothing, and computes with a log number's real value."""
+    results = rv.ordinary(log_arithmetic, backend=backend)(2.0, 3.0)
+    assert results == pytest.approx((6.0, 8.0, 2.0 / 3.0, 4.0))
 
 
 def test_chained_assignment():
@@ -802,7 +924,11 @@ def test_stack_of_a_non_type():
         s = rv.stack(str)  # E:stack-str
         rv.free(s)
 
-    check(at_call(f, 1.0), "# E:stack-str", "'str' is not a type", "use float, int, complex or bool", at="str")
+    hint = (
+        "use float, int, complex, bool or a numpy scalar type "
+        "(np.float64, np.float32, np.int64, np.int32, np.bool, np.complex128, np.complex64)"
+    )
+    check(at_call(f, 1.0), "# E:stack-str", "'str' is not a type", hint, at="str")
 
 
 def test_pop_without_a_stack():
@@ -1529,7 +1655,7 @@ def test_mixing_numbers_that_do_not_combine():
     check(
         at_call(f, 0.0),
         "# E:log-float",
-        "'ly + 1.5': a log number (rv.ULog) has no arithmetic in an expression: log numbers multiply by updates (ly *= lx, ly /= lx)",
+        "'ly + 1.5': a log number (rv.ULog) has no arithmetic in an expression of a reversible function: log numbers multiply by updates (ly *= lx, ly /= lx)",
         "convert the real value: rv.ulog(float(ly) + 1.5)",
     )
 
@@ -1551,7 +1677,7 @@ def test_binary_function_undefined_on_a_type():
     check(
         at_call(f, 0.0),
         "# E:add-log",
-        "'ly + ly': a log number (rv.ULog) has no arithmetic in an expression: log numbers multiply by updates (ly *= lx, ly /= lx)",
+        "'ly + ly': a log number (rv.ULog) has no arithmetic in an expression of a reversible function: log numbers multiply by updates (ly *= lx, ly /= lx)",
         "convert the real value: rv.ulog(float(ly) + float(ly))",
     )
 

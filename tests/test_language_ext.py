@@ -240,6 +240,16 @@ def test_stack_arguments_are_typed_by_their_elements():
     assert "!anc.stack<f64>" in KEEP_TOP["native"].mlir(rv.Stack(float), 1.0, 2.0)
     with pytest.raises(TypeError, match=r"the element type must be float, int, complex, bool or rv.ULog"):
         rv.Stack(str)
+    # its elements are the caller's Python numbers, which native code would
+    # round to float32 and the interpreter would not: refused, for now
+    for numpy_type in (np.float32, np.int32, np.float64):
+        with pytest.raises(
+            TypeError,
+            match=rf"^rv.Stack\(<class 'numpy.{numpy_type.__name__}'>\): numpy scalar types are not stack element "
+            r"types, since a stack holds Python numbers, which are not converted to their width: "
+            r"use float, int, complex, bool or rv.ULog$",
+        ):
+            rv.Stack(numpy_type, [1])
     with pytest.raises(TypeError, match=r"argument 's' has unsupported type list \(pass a numpy array, or an rv.Stack"):
         KEEP_TOP["native"]([7.0], 1.0, 2.0)
     # a call with another element type is compiled for it, not run on the f64 stack's code

@@ -241,6 +241,51 @@ def test_a_log_of_a_non_positive_constant_is_said_at_the_log():
     assert rv.constant_width(scaled_by_a_negative_log, (3.0, 1.0)).constant_width
 
 
+@rv.ordinary
+def scaled_by_a_clamped_log(a, b):
+    floor = max(math.log(0.0), -20.0)
+    return a * floor + b, b * 2.0
+
+
+@rv.ordinary
+def scaled_by_an_exp_of_a_log(a, b):
+    return a * (math.exp(math.log(0.0)) + 0.5) + b, b * 2.0
+
+
+@rv.ordinary
+def scaled_by_a_log_to_the_zeroth(a, b):
+    return a * math.log(-1.0) ** 0.0 + b, b * 2.0
+
+
+@rv.ordinary
+def at_least_a_log(a, b):
+    return max(a, math.log(0.0)) + b, b * 2.0
+
+
+@pytest.mark.parametrize(
+    "function, scale",
+    [
+        (scaled_by_a_clamped_log, -20.0),
+        (scaled_by_an_exp_of_a_log, 0.5),
+        (scaled_by_a_log_to_the_zeroth, 1.0),
+        (at_least_a_log, 1.0),
+    ],
+    ids=["clamped", "exp", "zeroth-power", "active-max"],
+)
+def test_a_finite_constant_computed_from_an_undefined_log_is_a_constant(function, scale):
+    """A known op that maps a log's infinity or NaN to a finite value
+    (``max(-inf, -20.0)``, ``exp(-inf)``, ``nan ** 0.0``) makes a constant
+    like any other, and an active op whose value at the point is finite
+    (``max(a, -inf)``) a step like any other: only a value that is still
+    not finite carries the log's refusal.  The inverse products solve ``a = (y0 - b) / scale``,
+    ``b = y1 / 2``, checked against the closed form."""
+    x, (da, db) = rv.inverse_jvp(function, (3.0, 1.0), (1.0, 0.0, None, None))
+    assert x == pytest.approx((3.0 * scale + 1.0, 2.0, 3.0, 1.0))
+    assert (da, db) == pytest.approx((1.0 / scale, 0.0))
+    bars = rv.inverse_vjp(function, (3.0, 1.0), (1.0, 0.0))[1]
+    assert bars[:2] == pytest.approx((1.0 / scale, -0.5 / scale))  # a = (y0 - y1 / 2) / scale
+
+
 @pytest.mark.parametrize("log", [math.log, math.log1p], ids=["log", "log1p"])
 def test_a_log_of_nan_is_a_non_finite_step(log):
     """NaN is no value where a logarithm is undefined (it was "a

@@ -343,27 +343,75 @@ def test_an_element_passed_on_to_a_callee_that_only_reads_it_is_lent_as_a_copy(b
     np.testing.assert_array_equal(pullback(np.ones(3), np.zeros(3), np.zeros(3))[1], gradient)
 
 
+@rv.reversible
+def changes_recursively(acc, v, n: int):
+    if n > 0:
+        acc += v
+        changes_recursively(acc, v, n - 1)
+    else:
+        v += 1.0
+
+
+@rv.reversible
+def changes_mutually(acc, v, n: int):
+    if n > 0:
+        acc += v
+        changed_mutually(acc, v, n - 1)
+
+
+@rv.reversible
+def changed_mutually(acc, v, n: int):
+    if n > 0:
+        changes_mutually(acc, v, n - 1)
+    else:
+        v += 2.0
+
+
 def lends_to_a_changer(y, x, idx):
     for i in rv.prange(len(y)):
         bumps_through(y[i], x[idx[i]])  # CHANGED two levels
 
 
+def lends_to_a_caller_of_a_changer(y, x, idx):
+    for i in rv.prange(len(y)):
+        bumps_recursively(y[i], x[idx[i]], 2)  # CHANGED calls a changer
+
+
 def lends_to_a_recursive_changer(y, x, idx):
     for i in rv.prange(len(y)):
-        bumps_recursively(y[i], x[idx[i]], 2)  # CHANGED recursive
+        changes_recursively(y[i], x[idx[i]], 2)  # CHANGED recursive
 
 
+def lends_to_a_mutually_recursive_changer(y, x, idx):
+    for i in rv.prange(len(y)):
+        changes_mutually(y[i], x[idx[i]], 3)  # CHANGED mutually recursive
+
+
+def uncalls_a_recursive_changer(y, x, idx):
+    for i in rv.prange(len(y)):
+        (~changes_recursively)(y[i], x[idx[i]], 2)  # CHANGED uncall
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "native"])
 @pytest.mark.parametrize(
     ("lender", "callee", "marker"),
     [
         (lends_to_a_changer, "bumps_through", "# CHANGED two levels"),
-        (lends_to_a_recursive_changer, "bumps_recursively", "# CHANGED recursive"),
+        (lends_to_a_caller_of_a_changer, "bumps_recursively", "# CHANGED calls a changer"),
+        (lends_to_a_recursive_changer, "changes_recursively", "# CHANGED recursive"),
+        (lends_to_a_mutually_recursive_changer, "changes_mutually", "# CHANGED mutually recursive"),
+        (uncalls_a_recursive_changer, "~changes_recursively", "# CHANGED uncall"),
     ],
+    ids=["two levels", "calls a changer", "recursive", "mutually recursive", "uncall"],
 )
-def test_an_element_a_callee_of_the_callee_changes_is_not_lent(lender, callee, marker):
-    """An element lent to a callee whose callee changes it, two calls down
-    or on one path of a recursion, is refused as a change of ``x``."""
+def test_an_element_a_callee_of_the_callee_changes_is_not_lent(backend, lender, callee, marker):
+    """An element lent to a callee that changes it anywhere down its
+    calls is refused as a change of ``x``: two calls down, through a callee
+    that calls a changer, and inside a recursion cycle, where the greatest
+    fixpoint starts from "gives it back" for the whole cycle and must end
+    at "changes it" (a self-recursive function whose base case changes the
+    element, two mutually recursive ones, and an uncall of the first)."""
     with pytest.raises(rv.ReversibleSyntaxError) as info:
-        rv.reversible(lender)(np.zeros(3), np.ones(3), np.array([0, 0, 1]))
+        rv.reversible(lender, backend=backend)(np.zeros(3), np.ones(3), np.array([0, 0, 1]))
     assert info.value.lineno == line_of(marker)[0]
     assert f"an rv.prange loop lends {callee} an element of x whose first index is not the loop's i" in str(info.value)

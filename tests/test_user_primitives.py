@@ -340,6 +340,58 @@ def test_the_interpreter_needs_a_python_implementation():
         c_only(2.0)
 
 
+def test_the_annotation_hint_names_numpy_scalar_types():
+    """numpy's scalar types annotate a primitive's parameters and result
+    (``test_a_primitive_of_numpy_scalar_types``): the hint says so."""
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+
+        @rv.primitive("lgamma")
+        def untyped(x) -> float: ...
+
+    assert info.value.hint == (
+        "annotate every parameter and the result with float, int, complex or a numpy scalar type "
+        "(np.float64, np.float32, np.int64, np.int32, np.bool, np.complex128, np.complex64), "
+        "arrays with numpy.typing.NDArray[numpy.float64] (or another dtype)"
+    )
+
+
+@rv.ordinary
+def expf_adjoint(x: np.float32, g: np.float32):
+    return g * math.exp(x)
+
+
+@rv.ordinary
+def expf_tangent(x: np.float32, dx: np.float32):
+    return math.exp(x) * dx
+
+
+@rv.primitive("expf", python=lambda x: np.float32(math.exp(x)), adjoint=expf_adjoint, tangent=expf_tangent)
+def expf(x: np.float32) -> np.float32: ...
+
+
+def single_exp(y: np.float32, x: np.float32):
+    y += expf(x)
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_a_primitive_of_numpy_scalar_types(backend):
+    """``x: np.float32`` on a primitive is the C library's ``expf``'s
+    ``f32``, as on any parameter: the value is numpy's ``float32`` exp, the
+    gradient and tangent the rules' (checked against float32 central
+    differences of ``math.exp``, and exactly against the rule at f32)."""
+    f = rv.reversible(single_exp, backend=backend)
+    assert "rev.extern @expf : (f32) -> f32" in f.mlir(0.0, 0.5)
+    y, x = f(0.0, 0.5)
+    assert type(y) is np.float32 and y == np.float32(math.exp(np.float32(0.5)))
+    assert x == np.float32(0.5)
+    exact = float(np.float32(math.exp(0.5)))
+    h = 1e-2
+    difference = (math.exp(0.5 + h) - math.exp(0.5 - h)) / (2 * h)
+    gradient = rv.gradient(f, (0.0, 0.5))
+    assert gradient == (1.0, exact) and gradient[1] == pytest.approx(difference, rel=1e-4)
+    assert rv.jvp(f, (0.0, 0.5), (0.0, 1.0))[1] == (exact, 1.0)
+
+
 def _raises_at(fragment: str, line: int):
     return pytest.raises(rv.ReversibleSyntaxError, match=rf"test_user_primitives.py:{line}:\d+: .*{fragment}")
 

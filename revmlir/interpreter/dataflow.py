@@ -131,11 +131,14 @@ def undefined(op: Operation, args: Sequence[Any], values: Sequence[Any]) -> str 
 
 class _Undefined(float):
     """A known float a logarithm of a constant where it is no real function
-    made (``math.log(-1.0)``), or a known op computed from one: a NaN or
-    infinity with the logarithm and why (``undefined``), so that an active
-    value's op that reads it is refused at the logarithm, with its value,
-    as a logarithm of an active value is (``Node.undefined_at``), not as
-    the non-finite step of the op that reads it."""
+    made (``math.log(-1.0)``), or a known op computed from one that is not
+    finite either: a NaN or infinity with the logarithm and why
+    (``undefined``), so that an active value's op that reads it is refused
+    at the logarithm, with its value, as a logarithm of an active value is
+    (``Node.undefined_at``), not as the non-finite step of the op that
+    reads it.  A finite value computed from one (``max(math.log(0.0),
+    -20.0)``, ``math.exp(math.log(0.0))``) is a plain constant: the program
+    clamped or mapped the infinity away, and its derivatives are defined."""
 
     op: Operation
     reason: str
@@ -148,9 +151,9 @@ class _Undefined(float):
 
 def _carried(op: Operation, args: Sequence[Any], known: Sequence[Any], value: Any) -> Any:
     """``value``, the known result of ``op`` of ``known``, as an
-    ``_Undefined`` where a logarithm of a constant makes it undefined or an
-    operand carries one."""
-    if not isinstance(value, float):
+    ``_Undefined`` where it is not finite and a logarithm of a constant
+    makes it undefined or an operand carries one."""
+    if not isinstance(value, float) or math.isfinite(value):
         return value
     if (reason := undefined(op, args, known)) is not None:
         return _Undefined(value, op, reason)
@@ -291,7 +294,8 @@ class _Evaluator:
                 operands.append(arg.index)
                 found.append(_known(partial, values, result))
         reason, at = undefined(op, args, values), op
-        if reason is None and (carried := next((v for v in values if isinstance(v, _Undefined)), None)) is not None:
+        carried = next((v for v in values if isinstance(v, _Undefined)), None)
+        if reason is None and carried is not None and (result is None or not math.isfinite(result)):
             reason, at = carried.reason, carried.op
         return self.add(Node(op, tuple(operands), tuple(found), result, undefined=reason, undefined_at=at))
 

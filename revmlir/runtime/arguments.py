@@ -177,10 +177,13 @@ def value_range(type: Attribute) -> tuple[int, int] | None:
     return None
 
 
-def out_of_range(value: int, type_name: str, bounds: tuple[int, int]) -> str:
-    """Says that ``value`` is outside ``bounds`` (from ``value_range``),
-    without printing thousands of digits."""
+def out_of_range(value: complex, type_name: str, bounds: tuple[int, int]) -> str:
+    """Says that ``value`` (a Python number) is outside ``bounds`` (from
+    ``value_range``), without printing thousands of digits."""
     low, high = bounds
-    shown = str(value) if value.bit_length() <= 128 else f"an integer of {value.bit_length()} bits"
-    limits = f"{low} to {high}" if high.bit_length() <= 128 else f"magnitude at most {float(high):.6g}"
+    shown = str(value)
+    if isinstance(value, int) and value.bit_length() > 128:
+        shown = f"an integer of {value.bit_length()} bits"
+    exact = isinstance(value, int) and high.bit_length() <= 128
+    limits = f"{low} to {high}" if exact else f"magnitude at most {float(high):.6g}"
     return f"{shown} is out of range for {type_name} ({limits})"

@@ -279,22 +279,36 @@ class Context:
 class ExpressionCompiler:
     def __init__(self, ctx: Context):
         self.ctx = ctx
+        self.updating: ast.AugAssign | None = None
+        """The update whose value is being compiled (``y *= a ** 3``), whose
+        target a refusal's hint names."""
 
     @property
     def fn(self) -> ExpressionBuilder:
         return self.ctx.fn
 
-    def compile(self, node: ast.expr, like: Attribute | None = None, *, bits: bool = False) -> Value:
+    def compile(
+        self,
+        node: ast.expr,
+        like: Attribute | None = None,
+        *,
+        bits: bool = False,
+        updating: ast.AugAssign | None = None,
+    ) -> Value:
         """The value of ``node``, which updates or becomes a value of type
         ``like`` where that is known: an integer of constants beside a
         float is that float, beside an integer one of its type
-        (``_constant``; ``bits`` for a modular update)."""
+        (``_constant``; ``bits`` for a modular update; ``updating``, the
+        update whose value ``node`` is)."""
+        previous, self.updating = self.updating, updating
         try:
             return self._constant(node, self._evaluate(node), like, bits=bits)
         except BuildError as error:
             raise self.ctx.error(node, error.message) from None
         except RecursionError:
             raise self.ctx.error(node, *TOO_DEEP) from None
+        finally:
+            self.updating = previous
 
     def _compile(self, node: ast.expr, like: Attribute | None = None) -> Value:
         """The value of ``node``; a folded one a constant (``_constant``)."""
@@ -382,6 +396,7 @@ class ExpressionCompiler:
                 return self._binop(node, op, self._evaluate(left), self._evaluate(right))
             case ast.UnaryOp(op=ast.USub(), operand=operand):
                 negated = self._evaluate(operand)
+                self._check_no_log_number(node, [negated])
                 return fn.unary("neg", negated, loc) if isinstance(negated, Value) else -negated
             case ast.UnaryOp(op=ast.UAdd(), operand=operand):
                 return self._evaluate(operand)
@@ -467,7 +482,8 @@ class ExpressionCompiler:
                 f"'{ast.unparse(node)}': an int to a negative power is a float",
                 f"raise a float: float({ast.unparse(node.left)}) ** {ast.unparse(node.right)}",
             )
-        self._check_no_log_number(node, left, right)
+        if not _is_first_power(node):  # a ** 1 is a: no arithmetic
+            self._check_no_log_number(node, [left, right])
         a, b = self._pair(node.left, left, node.right, right, isinstance(op, _MODULAR))
         fn, loc = self.fn, self.ctx.loc(node)
         both_int = _is_int(a.type) and _is_int(b.type)
@@ -556,38 +572,58 @@ class ExpressionCompiler:
             raise self.ctx.error(node, f"'{ast.unparse(node)}' is an integer wider than {MAX_FOLDED_BITS} bits")
         return result
 
-    def _check_no_log_number(self, node: ast.BinOp, left: Value | Folded, right: Value | Folded) -> None:
-        """Refuse, at ``node``, arithmetic on a log number: it has none in an
-        expression (its ``rev.mul``/``rev.div`` are updates), and what the
+    def _check_no_log_number(self, node: ast.BinOp | ast.UnaryOp, operands: Sequence[Value | Folded]) -> None:
+        """Refuse, at ``node``, arithmetic on a log number in a reversible
+        function: its ``rev.mul``/``rev.div`` are updates, and what the
         builder would say names an op the user did not write (``a ** 3`` is
-        repeated ``mul``) or a mix (``a ** 0.5``: "cannot combine ULog and
-        float").  The hint gives the power by updates where the exponent is
-        a positive constant int, and the real value's otherwise."""
-        logs = [isinstance(v, Value) and isinstance(v.type, LogType) for v in (left, right)]
+        repeated ``mul``, ``-a`` a ``neg``) or a mix (``a ** 0.5``: "cannot
+        combine ULog and float").  (Ordinary code computes with the real
+        values of log numbers: no value of its expressions is one.)  The
+        hint gives the real value's expression, and, where ``node`` is the
+        whole value of an update of a log number by a constant int power
+        (``y *= a ** 3``), the updates that make it, in the user's names."""
+        logs = [isinstance(v, Value) and isinstance(v.type, LogType) for v in operands]
         if not any(logs):
             return
         real = copy.deepcopy(node)
-        real.left, real.right = (
-            ast.Call(ast.Name("float"), [side], []) if log else side
-            for side, log in zip((node.left, node.right), logs, strict=True)
-        )
-        hint = f"convert the real value: rv.ulog({ast.unparse(real)})"
-        exponent = node.right
-        if (
-            isinstance(node.op, ast.Pow)
-            and logs == [True, False]
-            and isinstance(exponent, ast.Constant)
-            and isinstance(exponent.value, int)
-            and exponent.value > 0
-        ):
-            update = f"for _ in range({exponent.value}): ly *= {ast.unparse(node.left)}"
-            hint = f"update once per factor ({update}), or {hint}"
+        if isinstance(real, ast.UnaryOp):
+            real.operand = ast.Call(ast.Name("float"), [real.operand], [])
+            hint = f"a log number is positive, so its negation is not one: compute with the real value, {ast.unparse(real)}"
+        else:
+            real.left, real.right = (
+                ast.Call(ast.Name("float"), [side], []) if log else side
+                for side, log in zip((real.left, real.right), logs, strict=True)
+            )
+            hint = f"convert the real value: rv.ulog({ast.unparse(real)})"
+            if (factors := self._factor_updates(node, logs)) is not None:
+                hint = f"update once per factor ({factors}), or {hint}"
         raise self.ctx.error(
             node,
-            f"'{ast.unparse(node)}': a log number (rv.ULog) has no arithmetic in an expression: "
-            "log numbers multiply by updates (ly *= lx, ly /= lx)",
+            f"'{ast.unparse(node)}': a log number (rv.ULog) has no arithmetic in an expression of a reversible "
+            "function: log numbers multiply by updates (ly *= lx, ly /= lx)",
             hint,
         )
+
+    def _factor_updates(self, node: ast.BinOp | ast.UnaryOp, logs: Sequence[bool]) -> str | None:
+        """The updates that multiply the target of the update being compiled
+        by ``node``, a log number to a constant int power other than 0 and
+        1 that is the update's whole value (``y *= a ** -2``: ``for _ in
+        range(2): y /= a``), or None."""
+        update = self.updating
+        if (
+            update is None
+            or update.value is not node
+            or not isinstance(node, ast.BinOp)
+            or not isinstance(node.op, ast.Pow)
+            or logs != [True, False]
+        ):
+            return None
+        exponent = _constant_int(node.right)
+        if exponent is None or exponent == 0:
+            return None
+        dividing = (exponent < 0) != isinstance(update.op, ast.Div)
+        step = f"{ast.unparse(update.target)} {'/' if dividing else '*'}= {ast.unparse(node.left)}"
+        return step if abs(exponent) == 1 else f"for _ in range({abs(exponent)}): {step}"
 
     def _power(self, node: ast.BinOp, a: Value, b: Value) -> Value:
         """``a ** b``.  A non-integer ``a`` to a constant integer power
@@ -993,6 +1029,21 @@ def _arithmetic_type(fn: ExpressionBuilder, a: Value, b: Value) -> Attribute | N
 
 def _is_int(type: Any) -> bool:
     return isinstance(type, IntegerType | IndexType) and type != i1
+
+
+def _constant_int(node: ast.expr) -> int | None:
+    """The int a literal (``3``, ``-2``) is, or None."""
+    match node:
+        case ast.Constant(value=int() as value) if not isinstance(value, bool):
+            return value
+        case ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=int() as value)) if not isinstance(value, bool):
+            return -value
+    return None
+
+
+def _is_first_power(node: ast.BinOp) -> bool:
+    """Whether ``node`` is ``x ** 1``, which is ``x`` (``_power``)."""
+    return isinstance(node.op, ast.Pow) and _constant_int(node.right) == 1
 
 
 def _is_folded_int(value: object) -> TypeGuard[int]:

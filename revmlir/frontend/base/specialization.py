@@ -35,7 +35,7 @@ from revmlir.dialects.rev import FuncOp
 from revmlir.frontend.base.by_name import Itself
 from revmlir.frontend.base.expressions import TOO_DEEP
 from revmlir.frontend.base.source import Source
-from revmlir.frontend.base.types import IntRanges, Stack, check_int_ranges, int_ranges, numpy_scalar_positions
+from revmlir.frontend.base.types import RangeChecks, Stack, check_ranges, numpy_scalar_positions, range_checks
 from revmlir.interpreter import RevInterpreter
 from revmlir.interpreter.recursion import room_for_calls
 from revmlir.inversion import invert_function
@@ -427,7 +427,7 @@ class Specializing(Protocol[S]):
     """A compiled Python function: ``@rv.reversible`` or ``@rv.ordinary``."""
 
     __name__: str
-    _by_python_types: dict[tuple[Any, ...], tuple[S, IntRanges]]
+    _by_python_types: dict[tuple[Any, ...], tuple[S, RangeChecks]]
 
     @property
     def parameters(self) -> list[str]: ...
@@ -449,18 +449,19 @@ builds its callees'.  Calls of built specializations take no lock."""
 def matched_specialization(function: Specializing[S], args: Sequence[Any]) -> S:
     """The specialization of ``function`` that runs ``args``.  Building xDSL
     types for every call costs more than running small programs, so calls
-    are first matched on the arguments' Python types; the ints among them
-    are then checked against their parameters' ranges (nothing to do in
-    calls without ints)."""
+    are first matched on the arguments' Python types; the numbers among
+    them that their parameters' types may not hold (``range_checks``) are
+    then checked against those types' ranges (nothing to do in calls
+    without them)."""
     key = python_types(args)
     if (found := function._by_python_types.get(key)) is None:
         with BUILDING, collector_paused():
             if (found := function._by_python_types.get(key)) is None:
                 spec = function.specialize(function.signature_of(args))
-                found = function._by_python_types[key] = (spec, int_ranges(spec.types, key))
+                found = function._by_python_types[key] = (spec, range_checks(spec.types, key))
     spec, ranges = found
     if ranges:
-        check_int_ranges(function.__name__, function.parameters, spec.types, ranges, args)
+        check_ranges(function.__name__, function.parameters, spec.types, ranges, args)
     return spec
 
 

@@ -10,6 +10,7 @@ the tropical one; a ``FixedPoint`` argument specialises to its format;
 
 from __future__ import annotations
 
+import math
 import typing
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeGuard
@@ -17,6 +18,7 @@ from typing import Any, TypeGuard
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    AnyFloat,
     ComplexType,
     Float32Type,
     Float64Type,
@@ -79,6 +81,15 @@ class Stack(list[Any]):
     function is specialised to ``!anc.stack<f64>`` whatever it holds."""
 
     def __init__(self, dtype: Any, values: Iterable[Any] = ()):
+        """numpy's scalar types are refused as element types: a stack's
+        elements are the caller's Python numbers, which native code would
+        round to ``np.float32`` (or wrap to ``np.int32``) and the
+        interpreter would not, so the engines would disagree."""
+        if _is_numpy_class(dtype):
+            raise TypeError(
+                f"rv.Stack({dtype!r}): numpy scalar types are not stack element types, since a stack holds "
+                "Python numbers, which are not converted to their width: use float, int, complex, bool or rv.ULog"
+            )
         if type_of_annotation(dtype) is None:
             raise TypeError(f"rv.Stack({dtype!r}): the element type must be float, int, complex, bool or rv.ULog")
         super().__init__(values)
@@ -112,9 +123,6 @@ def type_of_value(value: Any) -> Attribute | None:
         return value.format.type
     return None
 
-
-_SCALAR_CLASSES: dict[type[np.generic], Attribute] = {dtype.type: type for dtype, type in _DTYPES.items()}
-"""numpy's scalar classes, as annotations: the types they mean."""
 
 # The scalar types only a numpy scalar argument gives (Python's float, int,
 # complex and bool give the others), with that scalar's class.
@@ -169,9 +177,26 @@ def type_of_annotation(annotation: Any) -> Attribute | None:
     comment."""
     if isinstance(annotation, Fixed):
         return annotation.type
+    if _is_numpy_class(annotation):
+        return _numpy_class_type(annotation)
     try:
-        return _ANNOTATIONS.get(annotation) or _SCALAR_CLASSES.get(annotation)
+        return _ANNOTATIONS.get(annotation)
     except TypeError:  # unhashable, such as a list: no type's annotation
+        return None
+
+
+def _is_numpy_class(annotation: Any) -> TypeGuard[type[np.generic]]:
+    """Whether ``annotation`` is a numpy scalar class, abstract or not."""
+    return isinstance(annotation, type) and issubclass(annotation, np.generic)
+
+
+def _numpy_class_type(annotation: type[np.generic]) -> Attribute | None:
+    """The type of numpy scalar class ``annotation``, by its dtype: aliases
+    of one dtype (``np.longlong`` of ``np.int64``'s, a distinct class) mean
+    one type.  An abstract class (``np.floating``) has no dtype."""
+    try:
+        return _DTYPES.get(np.dtype(annotation))
+    except TypeError:
         return None
 
 
@@ -197,9 +222,12 @@ def type_of_vector_annotation(annotation: Any) -> Attribute | None:
     return type_of_value(np.empty(0, dtype=scalars[0]))
 
 
+NUMPY_SCALAR_ANNOTATIONS = ", ".join(f"np.{dtype.name}" for dtype in _DTYPES)
+"""The numpy scalar classes that annotate a type (and their aliases)."""
+
 KNOWN_ANNOTATIONS = (
     "float, int, complex, bool, rv.ULog, rv.Fixed[fraction], rv.Tropical, numpy.ndarray, "
-    "numpy.typing.NDArray[dtype] or a numpy scalar type"
+    f"numpy.typing.NDArray[dtype] or a numpy scalar type ({NUMPY_SCALAR_ANNOTATIONS})"
 )
 
 
@@ -228,31 +256,65 @@ def describe_type(type: Attribute) -> str:
     return str(type)
 
 
-IntRanges = tuple[tuple[int, int, int], ...]
-"""Per argument that is a Python int: its position and the bounds of its
-parameter's type."""
+RangeChecks = tuple[tuple[int, int, int], ...]
+"""Per argument whose Python type holds numbers its parameter's type does
+not: its position and the bounds of its parameter's type."""
 
 
-def int_ranges(types: Sequence[Attribute], python_types: Sequence[Any]) -> IntRanges:
+def range_checks(types: Sequence[Attribute], python_types: Sequence[Any]) -> RangeChecks:
     """The checks a call whose arguments have ``python_types`` needs (none
-    for calls without ints, so they cost nothing)."""
+    for calls whose numbers all fit, so they cost nothing): a Python int
+    for any number, a numpy integer for a narrower integer (an
+    ``np.int64`` for ``n: np.int32``), a float or complex number for a
+    narrower one (``x: np.float32``), so that a number is never wrapped or
+    made infinite by its conversion, whether Python's or numpy's."""
     return tuple(
         (i, *bounds)
         for i, (type, found) in enumerate(zip(types, python_types))
-        if found is int and (bounds := value_range(type)) is not None
+        if (bounds := value_range(type)) is not None and _holds_more(found, type, bounds)
     )
 
 
-def check_int_ranges(
-    function: str, parameters: Sequence[str], types: Sequence[Attribute], ranges: IntRanges, args: Sequence[Any]
+def _holds_more(found: Any, declared: Attribute, bounds: tuple[int, int]) -> bool:
+    """Whether numbers of Python type ``found`` may be beyond ``bounds``, the
+    range of ``declared``."""
+    if found is int:
+        return True
+    if not isinstance(found, type):  # an array's or a stack's key
+        return False
+    if issubclass(found, np.integer):
+        info = np.iinfo(found)
+        return int(info.min) < bounds[0] or int(info.max) > bounds[1]
+    if not isinstance(declared, AnyFloat | ComplexType):
+        return False  # a float for an integer is refused, for a fixed-point number range-checked as it converts
+    if found is float or found is complex:
+        return float(np.finfo(np.float64).max) > bounds[1]
+    return issubclass(found, np.inexact) and float(np.finfo(found).max) > bounds[1]
+
+
+def _beyond(value: Any, low: int, high: int) -> bool:
+    """Whether number ``value`` is outside ``low`` to ``high``: for a float,
+    a finite one (an infinity or NaN is a float of every width)."""
+    if isinstance(value, complex | np.complexfloating):
+        return _beyond(value.real, low, high) or _beyond(value.imag, low, high)
+    if isinstance(value, float | np.floating):
+        return math.isfinite(value) and not low <= float(value) <= high
+    return not low <= int(value) <= high
+
+
+def check_ranges(
+    function: str, parameters: Sequence[str], types: Sequence[Attribute], checks: RangeChecks, args: Sequence[Any]
 ) -> None:
-    """An ``OverflowError`` naming the first int argument its parameter's
-    type cannot hold."""
-    for i, low, high in ranges:
-        if not low <= args[i] <= high:
+    """An ``OverflowError`` naming the first argument its parameter's type
+    cannot hold: an int beyond its range, a finite float or complex part
+    beyond the largest float of its width (infinities and NaN are
+    floats of every width)."""
+    for i, low, high in checks:
+        if _beyond(value := args[i], low, high):
+            number = value.item() if isinstance(value, np.generic) else value  # as Python prints it
             raise OverflowError(
                 f"{function}(): argument '{parameters[i]}': "
-                + out_of_range(args[i], describe_type(types[i]), (low, high))
+                + out_of_range(number, describe_type(types[i]), (low, high))
             )
 
 

@@ -1244,14 +1244,21 @@ class OrdinaryExpressions(ExpressionCompiler):
     def fn(self) -> OrdinaryBuilder:
         return cast(OrdinaryBuilder, self.ctx.fn)  # an ordinary function's
 
-    def compile(self, node: ast.expr, like: Attribute | None = None, *, bits: bool = False) -> Value:
+    def compile(
+        self,
+        node: ast.expr,
+        like: Attribute | None = None,
+        *,
+        bits: bool = False,
+        updating: ast.AugAssign | None = None,
+    ) -> Value:
         """An error out of a whole expression (an ordinary call's argument
         is one) is its own, not that of the call around it: ``compile``
         raises a new error for a ``BuildError``, which is judged here, so
         that the call does not take it for an error of its operation on
         a stand-in beside it."""
         try:
-            return super().compile(node, like, bits=bits)
+            return super().compile(node, like, bits=bits, updating=updating)
         except ReversibleSyntaxError as error:
             self._judged = error
             raise

@@ -61,7 +61,7 @@ from revmlir.frontend.base.specialization import (
     verify_derived,
 )
 from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, struct_argument
-from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value, unsigned_hint
+from revmlir.frontend.base.types import RangeChecks, describe_type, type_of_annotation, type_of_value, unsigned_hint
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
 from revmlir.frontend.ordinary_code.floated import FloatUse, floated_parameters
 from revmlir.interpreter.recursion import room_for_calls
@@ -99,7 +99,7 @@ class OrdinaryFunction(TakesStructs, ByName):
         self.hints = resolved_annotations(pyfunc)
         check_structure(self.source.tree, self.source.error)
         self._specializations: dict[tuple[Attribute, ...], OrdinarySpecialization] = {}
-        self._by_python_types: dict[tuple[Any, ...], tuple[OrdinarySpecialization, IntRanges]] = {}
+        self._by_python_types: dict[tuple[Any, ...], tuple[OrdinarySpecialization, RangeChecks]] = {}
         self._flattened: dict[Layout, OrdinaryFunction] = {}
         self._checked_layouts: set[Layout] = set()
 
@@ -234,7 +234,7 @@ class OrdinaryFunction(TakesStructs, ByName):
             arg = parameters[position := use.position]
             if (
                 (asked is not None and position not in asked)
-                or isinstance(_declared_number(self.hints.get(arg.arg)), IntegerType)
+                or isinstance(type_of_annotation(self.hints.get(arg.arg)), IntegerType)
                 or not isinstance(value := args[position], int | np.integer)
             ):
                 continue
@@ -518,7 +518,7 @@ def _declared_kind(annotation: Any, found: Attribute) -> str | None:
     annotations are checked so too (the flattened function's hints)."""
     if annotation is np.ndarray or typing.get_origin(annotation) is np.ndarray:
         return None if isinstance(found, MemRefType) else "an array"
-    if (declared := _declared_number(annotation)) is None:
+    if (declared := type_of_annotation(annotation)) is None:
         return None
     if isinstance(found, MemRefType) or (isinstance(declared, IntegerType) and isinstance(found, AnyFloat)):
         return describe_type(declared)
@@ -534,18 +534,12 @@ def _promoted(annotation: Any, found: Attribute) -> Attribute:
     with a numpy scalar type is of that type (a float for ``a: np.float32``
     is an ``f32``, an int for ``n: np.int32`` an ``i32``), as the
     reversible form's annotations say (``type_of_annotation``)."""
-    declared = _declared_number(annotation)
+    declared = type_of_annotation(annotation)
     if isinstance(declared, AnyFloat) and isinstance(found, IntegerType | AnyFloat):
         return declared
     if isinstance(declared, IntegerType) and isinstance(found, IntegerType) and found.width.data > 1:
         return declared if declared.width.data > 1 else found
     return found
-
-
-def _declared_number(annotation: Any) -> Attribute | None:
-    """The type of number ``annotation`` declares (numpy's scalar types
-    their own, ``np.float32`` an ``f32``), or None."""
-    return type_of_annotation(annotation)
 
 
 def _text(module: ModuleOp) -> str:

@@ -33,7 +33,12 @@ from xdsl.ir import Attribute
 from revmlir.dialects.primitives import RULES, is_scalar_type, is_vector_type, rule_signature
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.source import read_source
-from revmlir.frontend.base.types import describe_type, type_of_annotation, type_of_vector_annotation
+from revmlir.frontend.base.types import (
+    NUMPY_SCALAR_ANNOTATIONS,
+    describe_type,
+    type_of_annotation,
+    type_of_vector_annotation,
+)
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.interpreter.primitives import register_python
 from revmlir.runtime.blas import BlasNotFound, numpy_blas
@@ -213,8 +218,8 @@ class Primitive:
 
 
 _ANNOTATION_HINT = (
-    "annotate every parameter and the result with float, int or complex, arrays with "
-    "numpy.typing.NDArray[numpy.float64] (or another dtype)"
+    f"annotate every parameter and the result with float, int, complex or a numpy scalar type "
+    f"({NUMPY_SCALAR_ANNOTATIONS}), arrays with numpy.typing.NDArray[numpy.float64] (or another dtype)"
 )
 
 

@@ -62,7 +62,7 @@ from revmlir.frontend.base.expressions import TOO_DEEP, Context, ExpressionCompi
 from revmlir.frontend.base.ranges import PRANGE_STEP, ZERO_STEP, run_time_range
 from revmlir.frontend.base.specialization import Invertible
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
-from revmlir.frontend.base.types import describe_type, type_of_annotation
+from revmlir.frontend.base.types import NUMPY_SCALAR_ANNOTATIONS, describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
 from revmlir.frontend.reversible_code import type_errors
 from revmlir.frontend.reversible_code.lent_copies import copy_lent_elements
@@ -90,7 +90,11 @@ def _dtype(node: ast.expr, ctx: Context) -> Attribute:
     value = ctx.resolve(node)
     type = type_of_annotation(value)
     if type is None:
-        raise ctx.error(node, f"'{ast.unparse(node)}' is not a type", "use float, int, complex or bool")
+        raise ctx.error(
+            node,
+            f"'{ast.unparse(node)}' is not a type",
+            f"use float, int, complex, bool or a numpy scalar type ({NUMPY_SCALAR_ANNOTATIONS})",
+        )
     return type
 
 
@@ -393,7 +397,9 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         if isinstance(target, Part) and isinstance(node.target, ast.Attribute):
             check_part_update(node.target, node.value, ctx.error)
         bits = kind in ("add", "sub", "xor")  # modular: a uint64 constant's bits update an int64 alike
-        getattr(fn, kind)(target, lambda: self.expr.compile(node.value, target_type, bits=bits), ctx.loc(node))
+        getattr(fn, kind)(
+            target, lambda: self.expr.compile(node.value, target_type, bits=bits, updating=node), ctx.loc(node)
+        )
 
     def _assign(self, node: ast.Assign) -> None:
         ctx, fn = self.ctx, self.fn

@@ -32,7 +32,7 @@ from revmlir.frontend.base.specialization import (
 )
 from revmlir.frontend.base.structs import Layout, TakesStructs, struct_argument
 from revmlir.frontend.base.types import (
-    IntRanges,
+    RangeChecks,
     describe_type,
     is_struct_class,
     type_of_annotation,
@@ -61,7 +61,7 @@ class ReversibleFunction(TakesStructs, ByName):
         self._check_signature()
         check_structure(self.source.tree, self._error)
         self._specializations: dict[tuple[Attribute, ...], Specialization] = {}
-        self._by_python_types: dict[tuple[Any, ...], tuple[Specialization, IntRanges]] = {}
+        self._by_python_types: dict[tuple[Any, ...], tuple[Specialization, RangeChecks]] = {}
         self._flattened: dict[Layout, ReversibleFunction] = {}
         self._checked_layouts: set[Layout] = set()
 
