@@ -15,10 +15,12 @@ with a digest of the module's text; the one analysis must give each of them
 again, for every module whose text is still the one recorded.  The record is
 of the answers before the two became one: a change of them is a change of
 what programs may do (an overlap accepted or refused, a ``noalias`` more or
-less).  One recorded answer was changed since, by the lowering rather than
-the analysis: a ``rev.for`` whose step is a positive constant has no step
-check (docs/design.md decision 133), so ``@loop`` of
-``tests/filecheck/passes/ad_tangent.mlir`` no longer writes its error slot.
+less).  The lowered answers of modules that still hold ``ad`` requests (the
+inputs of the AD passes' FileCheck tests) were dropped from the record:
+``rev-lower-to-std`` refuses such a module (decision 173), so they have no
+lowered form; one of them, ``@loop`` of ``tests/filecheck/passes/ad_tangent.mlir``,
+had been changed by the lowering rather than the analysis (a ``rev.for`` of
+positive constant step has no step check, decision 133).
 """
 
 from __future__ import annotations
