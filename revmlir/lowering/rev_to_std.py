@@ -47,6 +47,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     FunctionType,
     IndexType,
+    IntAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -94,6 +95,7 @@ from revmlir.runtime_checks import (
     CHECKS_ATTR,
     DEFAULT_TOLERANCE,
     ERROR_SLOT,
+    FINITE_ARGUMENTS_ATTR,
     POPPED_OTHER,
     SOURCE_OP_ATTR,
     CheckTable,
@@ -268,6 +270,13 @@ class FunctionLowering(CheckedCode):
         lowered.location = self.source.location
         if (derived := self.source.attributes.get(DERIVED_INVERSE_ATTR)) is not None:
             lowered.attributes[DERIVED_INVERSE_ATTR] = derived
+        finite = [
+            IntAttr(i)
+            for i, t in enumerate(self.source.function_type.inputs.data)
+            if isinstance(t, rev.LogType | rev.TropicalType)
+        ]
+        if finite:
+            lowered.attributes[FINITE_ARGUMENTS_ATTR] = ArrayAttr(finite)
         return lowered
 
     # -- helpers used by the rules ------------------------------------------------

@@ -3,7 +3,7 @@
 
 // A C caller passes a fixed-point number as its stored integer.
 // HEADER: // fixed(y: int64_t /* fixed point, 43 fraction bits */, a: int64_t /* fixed point, 43 fraction bits */, x: double)
-// HEADER: // tropical(y: double /* tropical */, x: double)
+// HEADER: // tropical(y: double /* tropical: finite */, x: double)
 
 // A fixed-point number becomes the integer it stores. A sum or product is
 // computed at twice the width (a product shifted right by the fraction bits)
