@@ -85,9 +85,20 @@ and the stride given."""
 OUT_OF_DOMAIN = -9
 """Where a scalar is outside its type's values (``FINITE_ARGUMENTS_ATTR``):
 the position and the value as a ``double``'s bits."""
+BAD_STACK = -10
+"""Where a stack's header ``[buffer, size, capacity]`` is inconsistent:
+a size below 0 or above the capacity, a capacity whose bytes pass
+``INT64_MAX``, or a null buffer of a nonzero capacity (the position, the
+size, the capacity, the buffer's address); a push or pop would write or
+read outside the buffer."""
+STACK_ARGUMENTS_ATTR = "rev.stack_arguments"
+"""On a lowered function some of whose arguments are stacks, lowered to
+their header (a ``memref<3xi64>`` like any other): a dense ``i64`` array
+of, per argument, the bytes of a stack's element, 0 for any other."""
 FINITE_ARGUMENTS_ATTR = "rev.finite_arguments"
 """On a lowered function some of whose arguments are tropical or log
-numbers, lowered to the float they store: their positions.  Such a float
+numbers, lowered to the float they store: their positions, a dense
+``i64`` array (upstream MLIR's parser reads it).  Such a float
 must be finite (-inf, the tropical zero, has no inverse; a log number is
 the logarithm of a positive, finite real, decision 152): Python's calls
 refuse any other (``revmlir.runtime.arguments``), the C entry points

@@ -19,6 +19,7 @@ from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
 from revmlir.runtime_checks import (
     ARRAY_TOO_LARGE,
+    BAD_STACK,
     CHECKS_ATTR,
     ERROR_WORDS,
     NEGATIVE_OFFSET,
@@ -590,3 +591,57 @@ def test_a_scalar_outside_its_types_values_is_refused_as_pythons_calls_refuse_it
     assert "// tr(y: double /* tropical: finite */, a: double /* tropical: finite */)" in header
     assert "// lg(y: double /* log of the value: finite */, a: double /* log of the value: finite */)" in header
     assert "// tf(y: float /* tropical: finite */," in header
+
+
+STACK = """
+rev.func @keep(%x: f64, %s: !anc.stack<f64>) {
+  anc.copy_push %s, %x : !anc.stack<f64>
+  rev.return %x : f64
+}
+"""
+STACK_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "m.h"
+int main(void) {
+    double *buffer = malloc(4 * sizeof(double));
+    struct { int64_t buffer, size, capacity; } headers[] = {
+        {(int64_t)buffer, 0, 4}, {(int64_t)buffer, 5, 4}, {(int64_t)buffer, -1, 4}, {0, 0, 4},
+        {(int64_t)buffer, 0, (int64_t)1 << 60}, {0, 0, 0},
+    };
+    for (int i = 0; i < 6; i++) {
+        int64_t e[REVMLIR_ERROR_WORDS] = {0}, *h = &headers[i].buffer;
+        revmlir_memref1 err = {e, {REVMLIR_ERROR_WORDS}}, s = {h, {3}};
+        double x = 2.5;
+        void *args[] = {&x, &s, &err};
+        keep_ciface(args);
+        printf("%lld %lld %lld %lld %d %lld", (long long)e[0], (long long)e[1], (long long)e[2], (long long)e[3],
+               e[4] == (int64_t)buffer, (long long)h[1]);
+        if (!e[0]) keep_inv_ciface(args);
+        printf(" %lld %lld\n", (long long)e[0], (long long)h[1]);
+        if (i == 5) free((void *)h[0]);
+    }
+    free(buffer);
+    return 0;
+}
+"""
+
+
+def test_a_stack_header_whose_words_disagree_is_refused_before_the_run(tmp_path: Path):
+    """A stack is passed as its header ``[buffer, size, capacity]``: a size
+    past the capacity had a push write past the buffer, a negative one a
+    pop read before it, and a null buffer of a capacity was written
+    through.  The entry points refuse such a header with ``BAD_STACK``
+    (the position, the size, the capacity, the buffer), and so a capacity
+    whose bytes pass ``INT64_MAX``; a consistent header, the empty one of
+    no buffer included, is pushed to and popped back."""
+    lines = build(tmp_path, STACK, STACK_PROGRAM)
+    assert lines == [
+        "0 0 0 0 0 1 0 0",
+        f"{BAD_STACK} 1 5 4 1 5 {BAD_STACK} 5",
+        f"{BAD_STACK} 1 -1 4 1 -1 {BAD_STACK} -1",
+        f"{BAD_STACK} 1 0 4 0 0 {BAD_STACK} 0",
+        f"{BAD_STACK} 1 0 {1 << 60} 1 0 {BAD_STACK} 0",
+        "0 0 0 0 0 1 0 0",
+    ]
+    assert "#define REVMLIR_BAD_STACK (-10)" in (tmp_path / "m.h").read_text()

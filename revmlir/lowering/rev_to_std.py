@@ -41,13 +41,13 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     ComplexType,
+    DenseArrayBase,
     FlatSymbolRefAttr,
     Float32Type,
     Float64Type,
     FloatAttr,
     FunctionType,
     IndexType,
-    IntAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -98,6 +98,7 @@ from revmlir.runtime_checks import (
     FINITE_ARGUMENTS_ATTR,
     POPPED_OTHER,
     SOURCE_OP_ATTR,
+    STACK_ARGUMENTS_ATTR,
     CheckTable,
     array_freed,
     borrowed_element,
@@ -270,13 +271,13 @@ class FunctionLowering(CheckedCode):
         lowered.location = self.source.location
         if (derived := self.source.attributes.get(DERIVED_INVERSE_ATTR)) is not None:
             lowered.attributes[DERIVED_INVERSE_ATTR] = derived
-        finite = [
-            IntAttr(i)
-            for i, t in enumerate(self.source.function_type.inputs.data)
-            if isinstance(t, rev.LogType | rev.TropicalType)
-        ]
-        if finite:
-            lowered.attributes[FINITE_ARGUMENTS_ATTR] = ArrayAttr(finite)
+        # dense arrays: attributes upstream MLIR's parser reads
+        inputs = self.source.function_type.inputs.data
+        if finite := [i for i, t in enumerate(inputs) if isinstance(t, rev.LogType | rev.TropicalType)]:
+            lowered.attributes[FINITE_ARGUMENTS_ATTR] = DenseArrayBase.from_list(i64, finite)
+        stacked = [element_bytes(t.element_type) if isinstance(t, anc.StackType) else 0 for t in inputs]
+        if any(stacked):
+            lowered.attributes[STACK_ARGUMENTS_ATTR] = DenseArrayBase.from_list(i64, stacked)
         return lowered
 
     # -- helpers used by the rules ------------------------------------------------

@@ -86,7 +86,6 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FloatAttr,
     IndexType,
-    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -120,6 +119,7 @@ from revmlir.naming import RUNTIME_PREFIX
 from revmlir.runtime_checks import (
     ALLOCATION_CHECK_ATTR,
     ARRAY_TOO_LARGE,
+    BAD_STACK,
     ERROR_SLOT,
     ERROR_WORDS,
     FINITE_ARGUMENTS_ATTR,
@@ -131,6 +131,7 @@ from revmlir.runtime_checks import (
     REPORT,
     SHAPE_MISMATCH,
     SHORT_ERROR_SLOT,
+    STACK_ARGUMENTS_ATTR,
     STRIDE_MISMATCH,
 )
 
@@ -702,6 +703,7 @@ class _Passed:
 
 
 INT64_MAX = 2**63 - 1
+"""The most bytes an argument's array or stack may span (numpy's limit)."""
 
 
 def _check_entry(
@@ -725,7 +727,9 @@ def _check_entry(
       passes ``INT64_MAX`` (``ARRAY_TOO_LARGE``; index arithmetic would
       wrap), a null pointer of an array with elements (``NULL_DATA``),
       upstream's negative offset (``NEGATIVE_OFFSET``) and strides other
-      than row-major (``STRIDE_MISMATCH``);
+      than row-major (``STRIDE_MISMATCH``), and a stack's header whose
+      size, capacity and buffer disagree (``BAD_STACK``, by
+      ``STACK_ARGUMENTS_ATTR``);
     - a scalar outside the values of its type (``OUT_OF_DOMAIN``, by
       ``FINITE_ARGUMENTS_ATTR``): a tropical -inf, a log number's NaN.
 
@@ -769,9 +773,8 @@ def _check_entry(
         t.block = done
 
     leave_when(_compare(t, size, "slt", ERROR_WORDS), short)
-    finite = source.attributes.get(FINITE_ARGUMENTS_ATTR, ArrayAttr(()))
-    assert isinstance(finite, ArrayAttr)
-    must_be_finite = {position.data for position in finite.data if isinstance(position, IntAttr)}
+    must_be_finite = set(_integers(source, FINITE_ARGUMENTS_ATTR))
+    element_sizes = _integers(source, STACK_ARGUMENTS_ATTR)
     arrays = iter(passed)
     position = 0
     for index, type in enumerate(inputs[:-1]):
@@ -781,8 +784,20 @@ def _check_entry(
                 refuse(bad, OUT_OF_DOMAIN, index, bits)
             position += 1
             continue
-        _check_array(t, index, type, next(arrays), refuse)
+        array = next(arrays)
+        _check_array(t, index, type, array, refuse)
+        if index < len(element_sizes) and element_sizes[index]:
+            _check_stack(t, index, array.data, element_sizes[index], refuse)
         position += 1 + type.get_num_dims()
+
+
+def _integers(source: func.FuncOp, name: str) -> tuple[int, ...]:
+    """The integers of ``source``'s dense array attribute ``name``; none
+    where it has none (or, written by hand, another kind)."""
+    found = source.attributes.get(name)
+    if isinstance(found, DenseArrayBase) and isinstance(found.elt_type, IntegerType):
+        return tuple(int(v) for v in found.get_values())
+    return ()
 
 
 def _check_array(
@@ -793,19 +808,19 @@ def _check_array(
     refuse: Callable[..., None],
 ) -> None:
     """``_check_entry``'s checks of array argument ``index``."""
-    bytes = t.const(element_bytes(type.element_type), i64)
+    total = t.const(element_bytes(type.element_type), i64)
     elements = t.const(1, i1)
     for dim, (expected, given) in enumerate(zip(type.get_shape(), array.sizes, strict=True)):
         if expected == DYNAMIC_INDEX:
             refuse(_compare(t, given, "slt", 0), NEGATIVE_SIZE, index, dim, given)
         else:
             refuse(_compare(t, given, "ne", expected), SHAPE_MISMATCH, index, dim, expected, given)
-        # numpy's limit: the nonzero sizes' product, in bytes (``bytes`` is never 0)
+        # numpy's limit: the nonzero sizes' product, in bytes (``total`` is never 0)
         empty = _compare(t, given, "eq", 0)
         factor = t.value(fast_ops.llvm_select(empty, t.const(1, i64), given))
-        room = t.value(fast_ops.binary(llvm.SDivOp, t.const(INT64_MAX, i64), bytes))
+        room = t.value(fast_ops.binary(llvm.SDivOp, t.const(INT64_MAX, i64), total))
         refuse(_compare(t, factor, "sgt", room), ARRAY_TOO_LARGE, index, dim, given)
-        bytes = t.value(fast_ops.binary(llvm.MulOp, bytes, factor))
+        total = t.value(fast_ops.binary(llvm.MulOp, total, factor))
         elements = _and(t, elements, _compare(t, given, "ne", 0))
     for place, pointer in enumerate(array.pointers):
         refuse(_and(t, elements, _compare(t, _address(t, pointer), "eq", 0)), NULL_DATA, index, place)
@@ -816,6 +831,32 @@ def _check_array(
         given = array.strides[dim]
         refuse(_compare(t, given, "ne", stride), STRIDE_MISMATCH, index, dim, stride, given)
         stride = t.value(fast_ops.binary(llvm.MulOp, stride, array.sizes[dim]))
+
+
+def _check_stack(
+    t: FunctionTranslation, index: int, header: SSAValue, bytes_each: int, refuse: Callable[..., None]
+) -> None:
+    """``_check_entry``'s check of the header ``[buffer, size, capacity]``
+    of stack argument ``index`` (its descriptor checked already), whose
+    elements take ``bytes_each``."""
+    buffer, size, capacity = (
+        t.value(fast_ops.llvm_load(t.value(fast_ops.llvm_gep(header, t.const(word, i64), i64)), i64))
+        for word in (stacks.DATA, stacks.SIZE, stacks.CAPACITY)
+    )
+    bad = [
+        _compare(t, size, "slt", 0),
+        _compare(t, size, "sgt", capacity),
+        _compare(t, capacity, "sgt", INT64_MAX // bytes_each),
+        _and(t, _compare(t, buffer, "eq", 0), _compare(t, capacity, "ne", 0)),
+    ]
+    refuse(
+        functools.reduce(lambda a, b: t.value(fast_ops.binary(llvm.OrOp, a, b)), bad),
+        BAD_STACK,
+        index,
+        size,
+        capacity,
+        buffer,
+    )
 
 
 def _compare(t: FunctionTranslation, value: SSAValue, predicate: str, bound: int | SSAValue) -> SSAValue:

@@ -44,6 +44,7 @@ from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime.std_form import object_checks
 from revmlir.runtime_checks import (
     ARRAY_TOO_LARGE,
+    BAD_STACK,
     ERROR_WORDS,
     JUMP_WORD,
     NEGATIVE_OFFSET,
@@ -152,7 +153,10 @@ def header(module: ModuleOp, guard: str) -> str:
         "   INT64_MAX (the dimension, the size), REVMLIR_NULL_DATA for a null data",
         "   pointer of an array with elements (0), and REVMLIR_OUT_OF_DOMAIN for a",
         "   scalar outside its type's values, as its comment says (its bits as a",
-        "   double's). A descriptor's rank cannot be checked: it must be the",
+        "   double's), REVMLIR_BAD_STACK for a stack header whose size is negative or",
+        "   past its capacity, whose capacity passes INT64_MAX bytes, or whose buffer",
+        "   is null with a capacity (the size, the capacity, the buffer). A",
+        "   descriptor's rank cannot be checked: it must be the",
         "   type's. An array a function writes (listed after it) must share no",
         "   memory with another of its arguments. */",
         "#include <stdbool.h>",
@@ -166,6 +170,7 @@ def header(module: ModuleOp, guard: str) -> str:
         f"#define REVMLIR_NEGATIVE_OFFSET ({NEGATIVE_OFFSET})",
         f"#define REVMLIR_STRIDE_MISMATCH ({STRIDE_MISMATCH})",
         f"#define REVMLIR_OUT_OF_DOMAIN ({OUT_OF_DOMAIN})",
+        f"#define REVMLIR_BAD_STACK ({BAD_STACK})",
     ]
     for rank in ranks:
         # ISO C has no arrays of no elements: a rank-0 array is its data alone
