@@ -1,6 +1,9 @@
 """What a C program passes to an object of ``rev-translate``: the entry
-points refuse an error slot too short for them and arrays of the wrong
-static shape before they run, bound a recursion by the calling thread's
+points refuse, before they run, an error slot too short for them, a
+descriptor whose fields would take the code past its array (a negative
+or too large size, another static shape, a null pointer, upstream's
+offset and strides), an inconsistent stack header and a tropical or log
+number that is not finite; they bound a recursion by the calling thread's
 stack, export nothing but themselves, and the header is ISO C.  The
 programs are built by the system C compiler (or zig's, ``test_aot``)."""
 
