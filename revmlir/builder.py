@@ -49,9 +49,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue, TypeAttribute
 
 from revmlir import fast_ops
+from revmlir.diagnostics import failing_op, first_line
 from revmlir.dialects import anc, rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
-from revmlir.errors import BuildError, describe_value
+from revmlir.errors import BuildError, RuleViolation, describe_value
 from revmlir.kept_answers import ir_unchanged
 from revmlir.naming import shown_name
 from revmlir.semantics import is_reference_type, is_state_type
@@ -467,11 +468,16 @@ class ExpressionBuilder:
     # -- emitting ops ---------------------------------------------------------
 
     def emit(self, op: Operation, loc: Loc = None) -> Operation:
-        """Append an op to the current block (for frontends with their own ops)."""
+        """Append an op to the current block (for frontends with their own
+        ops).  Its operands must be visible here, as every value the
+        builder takes (``_visible_value``); what else its own rules say the
+        module's ``finish()`` verifies, at ``loc``."""
         if not isinstance(op, Operation):
             raise self.error(f"only operations are emitted, not {_described(op)}", loc)
         if op.parent is not None:
             raise self.error(f"'{op.name}' is in a block already; emit each op once", loc)
+        for operand in op.operands:
+            self._visible_value(operand, loc, f"'{op.name}': ")
         op.location = loc or self.loc or UnknownLoc()
         self._scope.block.add_op(op)
         return op
@@ -487,16 +493,24 @@ class ExpressionBuilder:
             ssa = value
         else:
             return self.const(value, like, loc).ssa
+        return self._visible_value(ssa, loc)
+
+    def _visible_value(self, ssa: SSAValue, loc: Loc, user: str = "") -> SSAValue:
+        """``ssa``, which must be defined in the block being built or a
+        block around it; ``user`` (the op using it, as ``'name': ``) begins
+        the message where it is not."""
         owner = ssa.owner
         block = owner if isinstance(owner, Block) else owner.parent
         if block is None:
-            raise self.error(f"{describe_value(ssa)} is not visible here: its op was never emitted; emit it first", loc)
+            raise self.error(
+                f"{user}{describe_value(ssa)} is not visible here: its op was never emitted; emit it first", loc
+            )
         scope: _Scope | None = self._scope
         while scope is not None and scope.block is not block:
             scope = scope.parent
         if scope is None:
             raise self.error(
-                f"{describe_value(ssa)} is not visible here: it was computed in a region "
+                f"{user}{describe_value(ssa)} is not visible here: it was computed in a region "
                 "that has ended, or in another function",
                 loc,
             )
@@ -1656,7 +1670,15 @@ class ModuleBuilder:
     def finish(self, verify: bool = True) -> ModuleOp:
         """The module of the functions built (verified, unless ``verify`` is
         false), each of which must be finished: an unfinished one would be
-        missing from it."""
+        missing from it.  The functions are the module's now: the builder
+        is left empty, to build another module, whose functions may take
+        the same names and cannot call these.
+
+        A broken reversibility rule is the verifier's located
+        ``ReversibilityViolation``; an op that breaks its own rules (one a
+        frontend emitted ill-typed) a ``BuildError`` at the op's location,
+        or where it has none, its function's: xDSL's ``VerifyException``
+        says neither."""
         for function in self._functions.values():
             if not function.finished:
                 raise function.error(f"function '{function.name}' is not finished; call its finish()")
@@ -1665,5 +1687,24 @@ class ModuleBuilder:
         self._functions.clear()
         if verify:
             with ir_unchanged():  # the module's analyses, asked by each function's checks, once
-                module.verify()
+                try:
+                    module.verify()
+                except RuleViolation:
+                    raise
+                except Exception as error:  # an op's own verifier may raise anything
+                    raise _verifier_error(module, error) from error
         return module
+
+
+def _verifier_error(module: ModuleOp, error: Exception) -> BuildError:
+    """``error``, which verifying ``module`` raised, as a ``BuildError`` at
+    the op whose own verifier fails, or else at the function it names."""
+    found = failing_op(module)
+    op, cause = found if found is not None else (None, error)
+    located = op
+    while located is not None and isinstance(located.location, UnknownLoc):
+        located = located.parent_op()
+    message = first_line(cause)
+    if op is not None and f"'{op.name}'" not in message:
+        message = f"'{op.name}': {message}"
+    return BuildError(message, None if located is None else located.location)

@@ -61,6 +61,48 @@ running, where an array's size differs from its static type's: the
 payload is the argument's position, the dimension, the type's size and
 the size passed.  Not in the check table: Python's calls refuse such an
 array before they call (``ArgumentTypeError``)."""
+NEGATIVE_SIZE = -4
+"""The id a C entry point leaves where a dynamic size of an array is
+negative (the argument's position, the dimension, the size): the code's
+index checks take sizes as counts, so a negative one let every index pass.
+Not in the check table, as the ids below: a numpy array's sizes, and
+everything else these refuse, are always right."""
+ARRAY_TOO_LARGE = -5
+"""Where the product of an array's nonzero sizes, in bytes, passes
+``INT64_MAX`` (numpy's own limit): the position, the dimension where it
+does, the size; the code's index arithmetic would wrap."""
+NULL_DATA = -6
+"""Where an array of at least one element has a null data pointer: the
+position and the descriptor's field (0 for ``revmlir_memrefN``'s
+``data``; upstream's: 0 allocated, 1 aligned)."""
+NEGATIVE_OFFSET = -7
+"""Where an upstream descriptor's offset is negative: the position and
+the offset."""
+STRIDE_MISMATCH = -8
+"""Where an upstream descriptor's strides are not the row-major ones its
+identity layout says: the position, the dimension, the row-major stride
+and the stride given."""
+OUT_OF_DOMAIN = -9
+"""Where a scalar is outside its type's values (``FINITE_ARGUMENTS_ATTR``):
+the position and the value as a ``double``'s bits."""
+BAD_STACK = -10
+"""Where a stack's header ``[buffer, size, capacity]`` is inconsistent:
+a size below 0 or above the capacity, a capacity whose bytes pass
+``INT64_MAX``, or a null buffer of a nonzero capacity (the position, the
+size, the capacity, the buffer's address); a push or pop would write or
+read outside the buffer."""
+STACK_ARGUMENTS_ATTR = "rev.stack_arguments"
+"""On a lowered function some of whose arguments are stacks, lowered to
+their header (a ``memref<3xi64>`` like any other): a dense ``i64`` array
+of, per argument, the bytes of a stack's element, 0 for any other."""
+FINITE_ARGUMENTS_ATTR = "rev.finite_arguments"
+"""On a lowered function some of whose arguments are tropical or log
+numbers, lowered to the float they store: their positions, a dense
+``i64`` array (upstream MLIR's parser reads it).  Such a float
+must be finite (-inf, the tropical zero, has no inverse; a log number is
+the logarithm of a positive, finite real, decision 152): Python's calls
+refuse any other (``revmlir.runtime.arguments``), the C entry points
+with ``OUT_OF_DOMAIN``."""
 ELEMENT_WORD = 1 + PAYLOAD_SLOTS
 """Where a GPU launch's shared slot holds the failing thread's element,
 after the check id and the payload."""

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
 
 from revmlir.builder import BuildError, Element, FunctionBuilder, ModuleBuilder, Part, Value
 from revmlir.diagnostics import format_error
+from revmlir.dialects import rev
 from revmlir.errors import ReversibilityViolation
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
@@ -370,6 +371,15 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
         "%a (block argument #0) is not visible here: it was computed in a region that has ended, "
         "or in another function",
     ),
+    "emitted op on a value of another function": (
+        lambda fn: fn.emit(arith.AddfOp(*[ModuleBuilder().function("g", [("a", f64)])["a"].ssa] * 2), loc=HERE),
+        "'arith.addf': %a (block argument #0) is not visible here: it was computed in a region that has ended, "
+        "or in another function",
+    ),
+    "emitted op on a loop index after its loop": (
+        lambda fn: fn.emit(arith.AddiOp(*[kept_from(lambda keep: fn.for_(0, 3, 1, keep)).ssa] * 2), loc=HERE),
+        "'arith.addi': %i (block argument #0) is not visible here: it was computed in a region that has ended",
+    ),
     # outer variables ended inside a region
     "outer argument pushed in a loop": (
         lambda fn: (fn.stack("s", f64), fn.for_(0, 3, 1, lambda i: fn.push("s", "y"), loc=HERE)),
@@ -422,6 +432,56 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
 def test_misuse_is_a_located_build_error(build: Callable[[FunctionBuilder], object], message: str):
     error = refusal(build)
     assert error.message.startswith(message) and error.loc == HERE
+
+
+def test_an_emitted_op_that_breaks_its_own_rules_is_a_build_error_at_its_loc():
+    """An ill-typed op a frontend emits passes ``emit`` (its own rules are
+    the verifier's) and failed the module's ``finish()`` with xDSL's
+    ``VerifyException``, said at ``<stdin>``.  It is a ``BuildError`` at
+    the op's loc, or where the op has none, its function's; and where
+    neither has one, at the file ``format_error`` is given."""
+    for function_loc, op_loc, said in (
+        (FUNCTION, HERE, "model.src:3:1"),
+        (FUNCTION, None, "model.src:1:1"),
+        (None, None, "f.mlir"),
+    ):
+        mb = ModuleBuilder()
+        fn = mb.function("f", [("y", f64)], loc=function_loc)
+        fn.emit(arith.AddiOp(fn["y"].ssa, fn["y"].ssa), op_loc)  # addi of floats
+        fn.finish()
+        with pytest.raises(BuildError) as info:
+            mb.finish()
+        assert format_error(info.value, file="f.mlir") == (
+            f"{said}: error: 'arith.addi': operand 'lhs' at position 0 does not verify: Unexpected attribute f64"
+        )
+    mb = ModuleBuilder()  # a broken reversibility rule is still the verifier's own error
+    fn = mb.function("f", [("y", f64)], loc=FUNCTION)
+    fn.emit(rev.AddOp(fn["y"].ssa, fn["y"].ssa), HERE)
+    fn.finish()
+    with pytest.raises(
+        ReversibilityViolation, match=r"\[linearity\] %y is consumed twice: by .rev.add. at model.src:3:1"
+    ):
+        mb.finish()
+
+
+def test_a_finished_module_builder_is_empty():
+    """``finish()`` hands the functions to the module: the builder builds
+    another, in which the names are free again and the first module's
+    functions are unknown."""
+    mb = ModuleBuilder()
+    mb.function("f", [("y", f64)], loc=FUNCTION).finish()
+    first = mb.finish()
+    again = mb.function("f", [("y", f64)], loc=FUNCTION)
+    again.neg("y", loc=HERE)
+    again.finish()
+    second = mb.finish()
+    assert [op.sym_name.data for op in first.ops] == [op.sym_name.data for op in second.ops] == ["f"]
+    caller = mb.function("g", [("y", f64)], loc=FUNCTION)
+    caller.call("f", ["y"], loc=HERE)
+    caller.finish()
+    with pytest.raises(ReversibilityViolation) as info:
+        mb.finish()
+    assert format_error(info.value) == "model.src:3:1: error: [call] 'rev.call' refers to unknown function @f"
 
 
 def test_a_build_error_is_reported_at_its_loc():

@@ -1,11 +1,15 @@
 """What a C program passes to an object of ``rev-translate``: the entry
-points refuse an error slot too short for them and arrays of the wrong
-static shape before they run, bound a recursion by the calling thread's
+points refuse, before they run, an error slot too short for them, a
+descriptor whose fields would take the code past its array (a negative
+or too large size, another static shape, a null pointer, upstream's
+offset and strides), an inconsistent stack header and a tropical or log
+number that is not finite; they bound a recursion by the calling thread's
 stack, export nothing but themselves, and the header is ISO C.  The
 programs are built by the system C compiler (or zig's, ``test_aot``)."""
 
 import math
 import re
+import struct
 import subprocess
 from pathlib import Path
 
@@ -16,7 +20,19 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.lowering.std_to_llvm import RUNTIME_LIBRARY
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
-from revmlir.runtime_checks import CHECKS_ATTR, ERROR_WORDS, SHAPE_MISMATCH, SHORT_ERROR_SLOT
+from revmlir.runtime_checks import (
+    ARRAY_TOO_LARGE,
+    BAD_STACK,
+    CHECKS_ATTR,
+    ERROR_WORDS,
+    NEGATIVE_OFFSET,
+    NEGATIVE_SIZE,
+    NULL_DATA,
+    OUT_OF_DOMAIN,
+    SHAPE_MISMATCH,
+    SHORT_ERROR_SLOT,
+    STRIDE_MISMATCH,
+)
 from revmlir.tools.rev_translate import main as rev_translate
 from test_aot import c_compiler
 
@@ -383,3 +399,252 @@ def test_an_object_calls_no_c_function_newer_than_its_guards(tmp_path: Path):
     c_functions = {name for name in declared if not name.startswith("llvm.")}
     assert "gettid" not in c_functions and "syscall" in c_functions
     assert c_functions <= RUNTIME_LIBRARY
+
+
+DESCRIPTORS = """
+rev.func @bump(%c: memref<?xf64>, %k: index) {
+  %e = rev.take %c[%k] : memref<?xf64>
+  %one = arith.constant 1.0 : f64
+  %e1 = rev.add %e, %one : f64
+  rev.put %e1, %c[%k] : memref<?xf64>
+  rev.return %k : index
+}
+rev.func @corner(%y: f64, %m: memref<?x?xf64>, %z: memref<f64>) {
+  %v = memref.load %z[] : memref<f64>
+  %y1 = rev.add %y, %v : f64
+  rev.return %y1 : f64
+}
+"""
+DESCRIPTORS_PROGRAM = r"""
+#include <stdio.h>
+#include "m.h"
+typedef struct { double *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } memref1;
+int64_t _mlir_ciface_bump(memref1 *c, int64_t k, memref1 *err);
+static int64_t e[REVMLIR_ERROR_WORDS];
+static revmlir_memref1 err = {e, {REVMLIR_ERROR_WORDS}};
+static struct { double buf[4]; double after[2]; } m = {{0}, {7, 7}};
+static void show(const char *label) {
+    printf("%s %lld %lld %lld %lld %lld %g\n", label, (long long)e[0], (long long)e[1], (long long)e[2],
+           (long long)e[3], (long long)e[4], m.after[0] + m.after[1]);
+    for (int i = 0; i < REVMLIR_ERROR_WORDS; i++) e[i] = 0;
+}
+static void bump(int64_t size, int64_t k, double *data) {
+    revmlir_memref1 c = {data, {size}};
+    void *args[] = {&c, &k, &err};
+    bump_ciface(args);
+}
+static void upstream(double *allocated, double *aligned, int64_t offset, int64_t size, int64_t stride) {
+    memref1 c = {allocated, aligned, offset, {size}, {stride}};
+    memref1 slot = {(double *)e, (double *)e, 0, {REVMLIR_ERROR_WORDS}, {1}};
+    printf("returned %lld ", (long long)_mlir_ciface_bump(&c, 1, &slot));
+}
+static void corner(int64_t rows, int64_t columns, double *data, double *z) {
+    double y = 0.5;
+    revmlir_memref2 mm = {data, {rows, columns}};
+    revmlir_memref0 zz = {z};
+    void *args[] = {&y, &mm, &zz, &err};
+    corner_ciface(args);
+    printf("y=%g ", y);
+}
+static void slots(void) {
+    /* a slot with no data, or before it, is one of no words: not run, not written */
+    int64_t k = 2;
+    revmlir_memref1 c = {m.buf, {4}}, none = {NULL, {REVMLIR_ERROR_WORDS}};
+    void *args[] = {&c, &k, &none};
+    bump_ciface(args);
+    memref1 cc = {m.buf, m.buf, 0, {4}, {1}};
+    memref1 unaligned = {(double *)e, NULL, 0, {REVMLIR_ERROR_WORDS}, {1}};
+    memref1 before = {(double *)e, (double *)e + 1, -1, {REVMLIR_ERROR_WORDS}, {1}};
+    int64_t r = _mlir_ciface_bump(&cc, 2, &unaligned) + _mlir_ciface_bump(&cc, 2, &before);
+    printf("slots %lld %g ", (long long)r, m.buf[2]);
+}
+int main(void) {
+    double z = 2;
+    slots(); show("no-slot");
+    bump(-1, 5, m.buf); show("negative");
+    bump(-1, 100000000, m.buf); show("negative-far");
+    bump(INT64_MAX / 8, -1, m.buf); show("largest");
+    bump(INT64_MAX / 8 + 1, 0, m.buf); show("too-large");
+    bump(4, 0, NULL); show("null");
+    bump(0, 0, NULL); show("empty");
+    bump(4, 2, m.buf); show("whole");
+    upstream(m.buf, m.buf, 0, 4, 1); show("upstream");
+    upstream(m.buf, m.buf, -1, 4, 1); show("offset");
+    upstream(m.buf, m.buf, 0, 4, 2); show("stride");
+    upstream(NULL, m.buf, 0, 4, 1); show("allocated");
+    upstream(m.buf, NULL, 0, 4, 1); show("aligned");
+    upstream(m.buf, m.buf, 0, -4, 1); show("upstream-negative");
+    corner(2, -3, m.buf, &z); show("negative-2d");
+    corner((int64_t)1 << 40, (int64_t)1 << 40, m.buf, &z); show("too-large-2d");
+    corner(0, (int64_t)1 << 59, NULL, &z); show("empty-2d");
+    corner(1, 1, m.buf, NULL); show("null-0d");
+    return 0;
+}
+"""
+
+
+def test_a_descriptor_that_would_take_the_code_past_its_array_is_refused(tmp_path: Path):
+    """A negative dynamic size turned the index checks off: ``bump`` of
+    size -1 wrote ``buf[5]``, past its four elements, and at index 10^8
+    the program died.  Both entry points now refuse, before the run,
+    a negative size, sizes whose product in bytes passes ``INT64_MAX``
+    (numpy's limit: an array of no elements passes), a null pointer of an
+    array with elements, and upstream's negative offsets and strides
+    other than row-major, each with its id, the argument's position and
+    what it saw; nothing past the array is touched.  The largest array
+    that passes runs, and its index check refuses -1.  An error slot with
+    a null data pointer (or upstream's negative offset) was written
+    through: it is one of no words, and the call returns at once."""
+    lines = build(tmp_path, DESCRIPTORS, DESCRIPTORS_PROGRAM)
+    largest, big = (2**63 - 1) // 8, 2**40
+    assert lines == [
+        "slots 0 0 no-slot 0 0 0 0 0 14",
+        f"negative {NEGATIVE_SIZE} 0 0 -1 0 14",
+        f"negative-far {NEGATIVE_SIZE} 0 0 -1 0 14",
+        f"largest 1 -1 {largest} 0 0 14",
+        f"too-large {ARRAY_TOO_LARGE} 0 0 {largest + 1} 0 14",
+        f"null {NULL_DATA} 0 0 0 0 14",
+        "empty 1 0 0 0 0 14",
+        "whole 0 0 0 0 0 14",
+        "returned 1 upstream 0 0 0 0 0 14",
+        f"returned 0 offset {NEGATIVE_OFFSET} 0 -1 0 0 14",
+        f"returned 0 stride {STRIDE_MISMATCH} 0 0 1 2 14",
+        f"returned 0 allocated {NULL_DATA} 0 0 0 0 14",
+        f"returned 0 aligned {NULL_DATA} 0 1 0 0 14",
+        f"returned 0 upstream-negative {NEGATIVE_SIZE} 0 0 -4 0 14",
+        f"y=0.5 negative-2d {NEGATIVE_SIZE} 1 1 -3 0 14",
+        f"y=0.5 too-large-2d {ARRAY_TOO_LARGE} 1 1 {big} 0 14",
+        "y=2.5 empty-2d 0 0 0 0 0 14",
+        f"y=0.5 null-0d {NULL_DATA} 2 0 0 0 14",
+    ]
+
+
+DOMAINS = """
+rev.func @tr(%y: !rev.tropical<f64>, %a: !rev.tropical<f64>) {
+  %y1 = rev.mul %y, %a : !rev.tropical<f64>
+  rev.return %y1, %a : !rev.tropical<f64>, !rev.tropical<f64>
+}
+rev.func @lg(%y: !rev.log<f64>, %a: !rev.log<f64>) {
+  %y1 = rev.mul %y, %a : !rev.log<f64>
+  rev.return %y1, %a : !rev.log<f64>, !rev.log<f64>
+}
+rev.func @tf(%y: !rev.tropical<f32>, %a: !rev.tropical<f32>) {
+  %y1 = rev.mul %y, %a : !rev.tropical<f32>
+  rev.return %y1, %a : !rev.tropical<f32>, !rev.tropical<f32>
+}
+"""
+DOMAINS_PROGRAM = r"""
+#include <math.h>
+#include <stdio.h>
+#include "m.h"
+#define ROUND_TRIP(f, T, a)                                                                       \
+    {                                                                                             \
+        int64_t e[REVMLIR_ERROR_WORDS] = {0};                                                     \
+        revmlir_memref1 err = {e, {REVMLIR_ERROR_WORDS}};                                         \
+        T y = 1, x = (a);                                                                         \
+        void *args[] = {&y, &x, &err};                                                            \
+        f##_ciface(args);                                                                         \
+        double after = y;                                                                         \
+        if (!e[0]) f##_inv_ciface(args);                                                          \
+        printf(#f " %lld %lld %llx %.17g %.17g\n", (long long)e[0], (long long)e[1],              \
+               (unsigned long long)e[2], after, (double)y);                                       \
+    }
+int main(void) {
+    double values[] = {-INFINITY, INFINITY, NAN, 2.5, -0.5};
+    for (int i = 0; i < 5; i++) {
+        ROUND_TRIP(tr, double, values[i])
+        ROUND_TRIP(lg, double, values[i])
+        ROUND_TRIP(tf, float, (float)values[i])
+    }
+    return 0;
+}
+"""
+
+
+def test_a_scalar_outside_its_types_values_is_refused_as_pythons_calls_refuse_it(tmp_path: Path):
+    """A tropical -inf (the tropical zero) passed to ``tr_ciface`` ran, and
+    ``tr_inv_ciface`` then gave NaN back for 1; so did a log number's NaN
+    or infinite log.  The entry points now refuse, with ``OUT_OF_DOMAIN``,
+    the argument's position and the value's bits as a double, exactly the
+    values Python's calls refuse (a log argument is passed as its log,
+    Python's as the number, ``exp`` of it, which must be positive and
+    finite); what they take comes back from ``f`` then ``~f``.  The
+    header says each domain."""
+    lines = build(tmp_path, DOMAINS, DOMAINS_PROGRAM)
+    native = NativeModule.compile(parse_module(DOMAINS))
+    values = [-math.inf, math.inf, math.nan, 2.5, -0.5]
+    cases = [(v, n) for v in values for n in ("tr", "lg", "tf")]
+    assert len(lines) == len(cases)
+    refused = 0
+    for line, (value, name) in zip(lines, cases):
+        said, id, position, bits, _, back = line.split()
+        given = math.exp(value) if name == "lg" else np.float32(value) if name == "tf" else value
+        try:
+            native.call(name, 1.0, given)
+        except TypeError as error:
+            assert "must be a" in str(error) and "finite" in str(error)
+            wide = float(np.float32(value)) if name == "tf" else value
+            assert (said, int(id), int(position)) == (name, OUT_OF_DOMAIN, 1), line
+            assert int(bits, 16) == struct.unpack("<Q", struct.pack("<d", wide))[0], line
+            refused += 1
+        else:
+            assert (said, int(id), float(back)) == (name, 0, 1.0), line
+    assert refused == 9  # every infinity and NaN
+    header = (tmp_path / "m.h").read_text()
+    assert "// tr(y: double /* tropical: finite */, a: double /* tropical: finite */)" in header
+    assert "// lg(y: double /* log of the value: finite */, a: double /* log of the value: finite */)" in header
+    assert "// tf(y: float /* tropical: finite */," in header
+
+
+STACK = """
+rev.func @keep(%x: f64, %s: !anc.stack<f64>) {
+  anc.copy_push %s, %x : !anc.stack<f64>
+  rev.return %x : f64
+}
+"""
+STACK_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "m.h"
+int main(void) {
+    double *buffer = malloc(4 * sizeof(double));
+    struct { int64_t buffer, size, capacity; } headers[] = {
+        {(int64_t)buffer, 0, 4}, {(int64_t)buffer, 5, 4}, {(int64_t)buffer, -1, 4}, {0, 0, 4},
+        {(int64_t)buffer, 0, (int64_t)1 << 60}, {0, 0, 0},
+    };
+    for (int i = 0; i < 6; i++) {
+        int64_t e[REVMLIR_ERROR_WORDS] = {0}, *h = &headers[i].buffer;
+        revmlir_memref1 err = {e, {REVMLIR_ERROR_WORDS}}, s = {h, {3}};
+        double x = 2.5;
+        void *args[] = {&x, &s, &err};
+        keep_ciface(args);
+        printf("%lld %lld %lld %lld %d %lld", (long long)e[0], (long long)e[1], (long long)e[2], (long long)e[3],
+               e[4] == (int64_t)buffer, (long long)h[1]);
+        if (!e[0]) keep_inv_ciface(args);
+        printf(" %lld %lld\n", (long long)e[0], (long long)h[1]);
+        if (i == 5) free((void *)h[0]);
+    }
+    free(buffer);
+    return 0;
+}
+"""
+
+
+def test_a_stack_header_whose_words_disagree_is_refused_before_the_run(tmp_path: Path):
+    """A stack is passed as its header ``[buffer, size, capacity]``: a size
+    past the capacity had a push write past the buffer, a negative one a
+    pop read before it, and a null buffer of a capacity was written
+    through.  The entry points refuse such a header with ``BAD_STACK``
+    (the position, the size, the capacity, the buffer), and so a capacity
+    whose bytes pass ``INT64_MAX``; a consistent header, the empty one of
+    no buffer included, is pushed to and popped back."""
+    lines = build(tmp_path, STACK, STACK_PROGRAM)
+    assert lines == [
+        "0 0 0 0 0 1 0 0",
+        f"{BAD_STACK} 1 5 4 1 5 {BAD_STACK} 5",
+        f"{BAD_STACK} 1 -1 4 1 -1 {BAD_STACK} -1",
+        f"{BAD_STACK} 1 0 4 0 0 {BAD_STACK} 0",
+        f"{BAD_STACK} 1 0 {1 << 60} 1 0 {BAD_STACK} 0",
+        "0 0 0 0 0 1 0 0",
+    ]
+    assert "#define REVMLIR_BAD_STACK (-10)" in (tmp_path / "m.h").read_text()

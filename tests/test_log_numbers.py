@@ -1,6 +1,7 @@
 """Log numbers at their edges, alike on both engines: ``rv.ulog`` of a real
-that is not positive and finite is a located error at the call, and a
-check that compares log numbers shows the numbers, not their logarithms."""
+that is not positive and finite is a located error at the call, as such an
+argument is a ``TypeError``, and a check that compares log numbers shows
+the numbers, not their logarithms."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import pytest
 
 import revmlir as rv
 from marked_lines import MarkedLines
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
 
 ENGINES = ["interpreter", "native"]
 LINES = MarkedLines(Path(__file__))
@@ -55,3 +59,26 @@ def test_a_freed_log_number_is_shown_as_the_number(engine):
         with pytest.raises(rv.InvertibilityError) as raised:
             kept(0.0, x, z)
         LINES.located(raised.value, "E:freed", f"'anc.free' in @_kept: ancilla freed holding {shown}, expected 1.0")
+
+
+LOG_ARGUMENT = """
+rev.func @lg(%y: !rev.log<f64>, %a: !rev.log<f64>) {
+  %y1 = rev.mul %y, %a : !rev.log<f64>
+  rev.return %y1, %a : !rev.log<f64>, !rev.log<f64>
+}
+"""
+
+
+@pytest.mark.parametrize("engine", [RevInterpreter, NativeModule.compile])
+def test_a_log_number_argument_of_a_real_not_positive_and_finite_is_refused(engine):
+    """An argument of ``inf`` was taken (its logarithm stored), and the
+    inverse gave back NaN (``inf - inf``) where ``rv.ulog(inf)`` already
+    stopped: a log argument is a positive, finite real, as the number
+    ``rev.to_log`` makes."""
+    functions = engine(parse_module(LOG_ARGUMENT))
+    assert functions.uncall("lg", *functions.call("lg", 3.0, 2.0)) == pytest.approx((3.0, 2.0))
+    for x in (math.inf, 0.0, -1.0, math.nan):
+        with pytest.raises(
+            TypeError, match=r"argument #1 of @lg must be a positive, finite real number \(!rev.log<f64>\), got float"
+        ):
+            functions.call("lg", 3.0, x)

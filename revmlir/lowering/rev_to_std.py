@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     ComplexType,
+    DenseArrayBase,
     FlatSymbolRefAttr,
     Float32Type,
     Float64Type,
@@ -93,8 +94,10 @@ from revmlir.runtime_checks import (
     CHECKS_ATTR,
     DEFAULT_TOLERANCE,
     ERROR_SLOT,
+    FINITE_ARGUMENTS_ATTR,
     POPPED_OTHER,
     SOURCE_OP_ATTR,
+    STACK_ARGUMENTS_ATTR,
     CheckTable,
     array_freed,
     borrowed_element,
@@ -266,6 +269,13 @@ class FunctionLowering(CheckedCode):
         lowered.location = self.source.location
         if (derived := self.source.attributes.get(DERIVED_INVERSE_ATTR)) is not None:
             lowered.attributes[DERIVED_INVERSE_ATTR] = derived
+        # dense arrays: attributes upstream MLIR's parser reads
+        inputs = self.source.function_type.inputs.data
+        if finite := [i for i, t in enumerate(inputs) if isinstance(t, rev.LogType | rev.TropicalType)]:
+            lowered.attributes[FINITE_ARGUMENTS_ATTR] = DenseArrayBase.from_list(i64, finite)
+        stacked = [element_bytes(t.element_type) if isinstance(t, anc.StackType) else 0 for t in inputs]
+        if any(stacked):
+            lowered.attributes[STACK_ARGUMENTS_ATTR] = DenseArrayBase.from_list(i64, stacked)
         return lowered
 
     # -- helpers used by the rules ------------------------------------------------

@@ -54,8 +54,11 @@ Every public function gets C-callable entry points:
   path (``revmlir.runtime.marshal``) writes.
 
 Both refuse, before the call, what a C caller passes that the code would
-read or write past (``_check_entry``): an error slot shorter than
-``ERROR_WORDS``, an array whose sizes differ from its static shape.  A
+read or write past, or that no Python call passes (``_check_entry``): an
+error slot shorter than ``ERROR_WORDS``, an array's negative size, sizes
+other than its static shape or too large, a null data pointer, upstream's
+negative offsets and strides other than row-major, a tropical or log
+number that is not finite.  A
 function of the module named like a C function its machine code calls,
 or like an entry point, is refused (``check_symbol_names``): its symbol
 would stand for both.  One named like the math LLVM makes of the code's,
@@ -90,6 +93,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StringAttr,
     UnitAttr,
+    f64,
     i1,
     i32,
     i64,
@@ -114,12 +118,21 @@ from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, refu
 from revmlir.naming import RUNTIME_PREFIX
 from revmlir.runtime_checks import (
     ALLOCATION_CHECK_ATTR,
+    ARRAY_TOO_LARGE,
+    BAD_STACK,
     ERROR_SLOT,
     ERROR_WORDS,
+    FINITE_ARGUMENTS_ATTR,
+    NEGATIVE_OFFSET,
+    NEGATIVE_SIZE,
+    NULL_DATA,
+    OUT_OF_DOMAIN,
     PAYLOAD_SLOTS,
     REPORT,
     SHAPE_MISMATCH,
     SHORT_ERROR_SLOT,
+    STACK_ARGUMENTS_ATTR,
+    STRIDE_MISMATCH,
 )
 
 PTR = llvm.LLVMPointerType()
@@ -603,7 +616,14 @@ def ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
     args = _expanded_arguments(
         list(source.body.blocks[0].args), values, lambda value, index, type: t.extract(value, index, type)
     )
-    _check_entry(t, inputs, args, None)
+    passed = [
+        _Passed(
+            data := t.extract(value, 0, PTR), [data], [t.extract(value, 1 + d, i64) for d in range(type.get_num_dims())]
+        )
+        for value, type in zip(values, inputs)
+        if isinstance(type, MemRefType)
+    ]
+    _check_entry(t, source, args, passed, None)
     call = t.emit(fast_ops.llvm_call(module.symbol(source.sym_name.data), args, _results_type(outputs)))
     scalar_slots = [s for s, t in zip(slots, inputs) if not isinstance(t, MemRefType)]
     if len(outputs) == 1:
@@ -634,12 +654,16 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
     t = FunctionTranslation(module, source)
     entry = t.block = t.new_block([PTR] * by_pointer + parameters)
     args: list[SSAValue] = []
+    passed: list[_Passed] = []
+    checked = list(inputs[-1:]) == [ERROR_SLOT]
     for arg, type in zip(entry.args[by_pointer:], inputs, strict=True):
         if isinstance(type, MemRefType):
-            args += _from_descriptor(t, t.value(fast_ops.llvm_load(arg, descriptor_type(type))), type)
+            descriptor = t.value(fast_ops.llvm_load(arg, descriptor_type(type)))
+            passed.append(_from_descriptor(t, descriptor, type, checked))
+            args += [passed[-1].data, *passed[-1].sizes]
         else:
             args.append(arg)
-    _check_entry(t, inputs, args, None if by_pointer else returned)
+    _check_entry(t, source, args, passed, None if by_pointer else returned)
     call = t.emit(fast_ops.llvm_call(module.symbol(source.sym_name.data), args, _results_type(outputs)))
     results = (
         list(call.results)
@@ -662,22 +686,66 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
     return op
 
 
+@dataclass(frozen=True)
+class _Passed:
+    """The fields of an array's descriptor as a C caller passed them."""
+
+    data: SSAValue
+    """Where its elements start, as the function takes it."""
+    pointers: Sequence[SSAValue]
+    """By their place in the descriptor: ``revmlir_memrefN``'s data,
+    upstream's allocated and aligned pointers."""
+    sizes: Sequence[SSAValue]
+    offset: SSAValue | None = None
+    """Upstream's, in elements from the aligned pointer."""
+    strides: Sequence[SSAValue] = ()
+    """Upstream's, in elements."""
+
+
+INT64_MAX = 2**63 - 1
+"""The most bytes an argument's array or stack may span (numpy's limit)."""
+
+
 def _check_entry(
-    t: FunctionTranslation, inputs: Sequence[Attribute], args: Sequence[SSAValue], returned: Attribute | None
+    t: FunctionTranslation,
+    source: func.FuncOp,
+    args: Sequence[SSAValue],
+    passed: Sequence[_Passed],
+    returned: Attribute | None,
 ) -> None:
-    """Refuse, in a C entry point of a function whose last argument is the
-    error slot, before its call (``args``: the call's arguments), what a C
-    caller passes that the code would read or write past: an error slot of
-    fewer than ``ERROR_WORDS`` words (``SHORT_ERROR_SLOT`` in its word 0,
-    where it has one), and an array whose size differs from its type's
-    static size (``SHAPE_MISMATCH``, the argument's position, the
-    dimension, the type's size and the size passed), which the function's
-    code trusts.  Either returns at once, as a failed check does: a scalar
-    result ``returned`` is 0, a struct result is not written.  Python's
-    calls refuse both before they call."""
+    """Refuse, in a C entry point of ``source`` whose last argument is the
+    error slot, before its call (``args``: the call's arguments;
+    ``passed``: each array's descriptor), whatever a C caller passes that
+    the code would read or write past, or that no Python call passes:
+
+    - an error slot of fewer than ``ERROR_WORDS`` words, or with a null
+      data pointer or a negative offset (``SHORT_ERROR_SLOT`` in its word
+      0, where it has one);
+    - per array, in order: a negative dynamic size (``NEGATIVE_SIZE``; the
+      code's index checks compare sizes as counts), a size other than its
+      type's static one (``SHAPE_MISMATCH``), sizes whose product in bytes
+      passes ``INT64_MAX`` (``ARRAY_TOO_LARGE``; index arithmetic would
+      wrap), a null pointer of an array with elements (``NULL_DATA``),
+      upstream's negative offset (``NEGATIVE_OFFSET``) and strides other
+      than row-major (``STRIDE_MISMATCH``), and a stack's header whose
+      size, capacity and buffer disagree (``BAD_STACK``, by
+      ``STACK_ARGUMENTS_ATTR``);
+    - a scalar outside the values of its type (``OUT_OF_DOMAIN``, by
+      ``FINITE_ARGUMENTS_ATTR``): a tropical -inf, a log number's NaN.
+
+    Each stores its id and payload and returns at once, as a failed check
+    does: a scalar result ``returned`` is 0, a struct result is not
+    written.  A descriptor's rank is the type's: C passes no rank to
+    check."""
+    inputs = source.function_type.inputs.data
     if list(inputs[-1:]) != [ERROR_SLOT]:
         return
-    data, size = args[-2:]
+    slot = passed[-1]
+    data = slot.data
+    usable = _compare(t, _address(t, slot.pointers[-1]), "ne", 0)
+    if slot.offset is not None:
+        usable = _and(t, usable, _compare(t, slot.offset, "sge", 0))
+    size = t.value(fast_ops.llvm_select(usable, slot.sizes[0], t.const(0, i64)))
 
     def store(words: Sequence[SSAValue]) -> None:
         for index, value in enumerate(words):
@@ -692,40 +760,144 @@ def _check_entry(
         t.block = before
         t.continue_in(after)
 
+    def refuse(bad: SSAValue, id: int, *payload: int | SSAValue) -> None:
+        words = [t.const(v, i64) if isinstance(v, int) else v for v in (id, *payload)]
+        leave_when(bad, functools.partial(store, words))
+
     def short() -> None:
         stored, done = t.new_block(), t.new_block()
-        has_word = t.value(fast_ops.llvm_icmp(size, t.const(0, i64), _ICMP["sgt"]))
-        t.emit(fast_ops.llvm_cond_branch(has_word, stored, [], done, []))
+        t.emit(fast_ops.llvm_cond_branch(_compare(t, size, "sgt", 0), stored, [], done, []))
         t.block = stored
         store([t.const(SHORT_ERROR_SLOT, i64)])
         t.emit(fast_ops.llvm_branch(done))
         t.block = done
 
-    leave_when(t.value(fast_ops.llvm_icmp(size, t.const(ERROR_WORDS, i64), _ICMP["slt"])), short)
+    leave_when(_compare(t, size, "slt", ERROR_WORDS), short)
+    must_be_finite = set(_integers(source, FINITE_ARGUMENTS_ATTR))
+    element_sizes = _integers(source, STACK_ARGUMENTS_ATTR)
+    arrays = iter(passed)
     position = 0
     for index, type in enumerate(inputs[:-1]):
         if not isinstance(type, MemRefType):
+            if index in must_be_finite:
+                bad, bits = _not_finite(t, args[position])
+                refuse(bad, OUT_OF_DOMAIN, index, bits)
             position += 1
             continue
-        for dim, expected in enumerate(type.get_shape()):
-            if expected == DYNAMIC_INDEX:
-                continue
-            given = args[position + 1 + dim]
-            bad = t.value(fast_ops.llvm_icmp(given, t.const(expected, i64), _ICMP["ne"]))
-            payload = [*(t.const(v, i64) for v in (SHAPE_MISMATCH, index, dim, expected)), given]
-            leave_when(bad, functools.partial(store, payload))
+        array = next(arrays)
+        _check_array(t, index, type, array, refuse)
+        if index < len(element_sizes) and element_sizes[index]:
+            _check_stack(t, index, array.data, element_sizes[index], refuse)
         position += 1 + type.get_num_dims()
 
 
-def _from_descriptor(t: FunctionTranslation, descriptor: SSAValue, type: MemRefType) -> list[SSAValue]:
-    """The data pointer (aligned pointer plus offset) and the sizes of an
-    upstream memref descriptor, as ``expanded_inputs`` passes an array."""
-    aligned = t.value(fast_ops.llvm_extract(llvm_position(1), descriptor, PTR))
-    offset = t.value(fast_ops.llvm_extract(llvm_position(2), descriptor, i64))
-    element = llvm_type(type.element_type)
-    data = t.value(fast_ops.llvm_gep(aligned, offset, element))
-    sizes = [t.value(fast_ops.llvm_extract(llvm_position(3, d), descriptor, i64)) for d in range(type.get_num_dims())]
-    return [data, *sizes]
+def _integers(source: func.FuncOp, name: str) -> tuple[int, ...]:
+    """The integers of ``source``'s dense array attribute ``name``; none
+    where it has none (or, written by hand, another kind)."""
+    found = source.attributes.get(name)
+    if isinstance(found, DenseArrayBase) and isinstance(found.elt_type, IntegerType):
+        return tuple(int(v) for v in found.get_values())
+    return ()
+
+
+def _check_array(
+    t: FunctionTranslation,
+    index: int,
+    type: MemRefType,
+    array: _Passed,
+    refuse: Callable[..., None],
+) -> None:
+    """``_check_entry``'s checks of array argument ``index``."""
+    total = t.const(element_bytes(type.element_type), i64)
+    elements = t.const(1, i1)
+    for dim, (expected, given) in enumerate(zip(type.get_shape(), array.sizes, strict=True)):
+        if expected == DYNAMIC_INDEX:
+            refuse(_compare(t, given, "slt", 0), NEGATIVE_SIZE, index, dim, given)
+        else:
+            refuse(_compare(t, given, "ne", expected), SHAPE_MISMATCH, index, dim, expected, given)
+        # numpy's limit: the nonzero sizes' product, in bytes (``total`` is never 0)
+        empty = _compare(t, given, "eq", 0)
+        factor = t.value(fast_ops.llvm_select(empty, t.const(1, i64), given))
+        room = t.value(fast_ops.binary(llvm.SDivOp, t.const(INT64_MAX, i64), total))
+        refuse(_compare(t, factor, "sgt", room), ARRAY_TOO_LARGE, index, dim, given)
+        total = t.value(fast_ops.binary(llvm.MulOp, total, factor))
+        elements = _and(t, elements, _compare(t, given, "ne", 0))
+    for place, pointer in enumerate(array.pointers):
+        refuse(_and(t, elements, _compare(t, _address(t, pointer), "eq", 0)), NULL_DATA, index, place)
+    if array.offset is not None:
+        refuse(_compare(t, array.offset, "slt", 0), NEGATIVE_OFFSET, index, array.offset)
+    stride = t.const(1, i64)
+    for dim in reversed(range(len(array.strides))):
+        given = array.strides[dim]
+        refuse(_compare(t, given, "ne", stride), STRIDE_MISMATCH, index, dim, stride, given)
+        stride = t.value(fast_ops.binary(llvm.MulOp, stride, array.sizes[dim]))
+
+
+def _check_stack(
+    t: FunctionTranslation, index: int, header: SSAValue, bytes_each: int, refuse: Callable[..., None]
+) -> None:
+    """``_check_entry``'s check of the header ``[buffer, size, capacity]``
+    of stack argument ``index`` (its descriptor checked already), whose
+    elements take ``bytes_each``."""
+    buffer, size, capacity = (
+        t.value(fast_ops.llvm_load(t.value(fast_ops.llvm_gep(header, t.const(word, i64), i64)), i64))
+        for word in (stacks.DATA, stacks.SIZE, stacks.CAPACITY)
+    )
+    bad = [
+        _compare(t, size, "slt", 0),
+        _compare(t, size, "sgt", capacity),
+        _compare(t, capacity, "sgt", INT64_MAX // bytes_each),
+        _and(t, _compare(t, buffer, "eq", 0), _compare(t, capacity, "ne", 0)),
+    ]
+    refuse(
+        functools.reduce(lambda a, b: t.value(fast_ops.binary(llvm.OrOp, a, b)), bad),
+        BAD_STACK,
+        index,
+        size,
+        capacity,
+        buffer,
+    )
+
+
+def _compare(t: FunctionTranslation, value: SSAValue, predicate: str, bound: int | SSAValue) -> SSAValue:
+    """``value predicate bound`` of 64-bit integers."""
+    other = t.const(bound, i64) if isinstance(bound, int) else bound
+    return t.value(fast_ops.llvm_icmp(value, other, _ICMP[predicate]))
+
+
+def _and(t: FunctionTranslation, a: SSAValue, b: SSAValue) -> SSAValue:
+    return t.value(fast_ops.binary(llvm.AndOp, a, b))
+
+
+def _address(t: FunctionTranslation, pointer: SSAValue) -> SSAValue:
+    return t.value(llvm.PtrToIntOp(pointer, i64))
+
+
+def _not_finite(t: FunctionTranslation, value: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """Whether the float ``value`` is an infinity or NaN, and its bits as a
+    ``double``'s."""
+    wide = value if isinstance(value.type, Float64Type) else t.value(fast_ops.cast(llvm.FPExtOp, value, f64))
+    magnitude = t.value(llvm.FAbsOp(wide, f64))
+    # ``ueq``: NaN too
+    bad = t.value(fast_ops.llvm_fcmp(magnitude, t.const(float("inf"), f64), fast_ops.CMPF_PREDICATES["ueq"]))
+    return bad, t.value(fast_ops.cast(llvm.BitcastOp, wide, i64))
+
+
+def _from_descriptor(t: FunctionTranslation, descriptor: SSAValue, type: MemRefType, checked: bool) -> _Passed:
+    """The fields of an upstream memref descriptor: the data pointer
+    (aligned pointer plus offset) and the sizes, as ``expanded_inputs``
+    passes an array; with ``checked``, the rest, for ``_check_entry``."""
+    rank = type.get_num_dims()
+
+    def part(*position: int, type: Attribute = i64) -> SSAValue:
+        return t.value(fast_ops.llvm_extract(llvm_position(*position), descriptor, type))
+
+    aligned, offset = part(1, type=PTR), part(2)
+    data = t.value(fast_ops.llvm_gep(aligned, offset, llvm_type(type.element_type)))
+    sizes = [part(3, d) for d in range(rank)]
+    if not checked:
+        return _Passed(data, [aligned], sizes)
+    return _Passed(data, [part(0, type=PTR), aligned], sizes, offset, [part(4, d) for d in range(rank)])
 
 
 def _to_descriptor(t: FunctionTranslation, array: SSAValue, type: MemRefType) -> SSAValue:

@@ -124,8 +124,9 @@ def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
                 raise mismatch(value, "an integer")
             return normalize(type, int(value))
         if isinstance(type, LogType):
-            if isinstance(value, complex) or not value > 0:
-                raise mismatch(value, "a positive real number")
+            # infinity too: its logarithm has no inverse (``ly /= l`` is inf - inf)
+            if isinstance(value, complex) or not 0 < value < np.inf:
+                raise mismatch(value, "a positive, finite real number")
             return normalize(type, np.log(float(value)))
         if isinstance(type, FixedType):
             raw = fixed_raw(type, value)

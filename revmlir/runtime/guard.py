@@ -54,8 +54,8 @@ address replaces the context in the slot's last word:
 guard, so a failed check under them returns to the C caller with the
 check's id in the slot, and a function's scalar result is 0.  Both guards
 leave a slot that has no last word (its size, in its descriptor, is
-smaller) to the entry point, which refuses it before it runs
-(``revmlir.lowering.std_to_llvm``).
+smaller, or its data pointer is null) to the entry point, which refuses it
+before it runs (``revmlir.lowering.std_to_llvm``).
 """
 
 from __future__ import annotations
@@ -194,13 +194,19 @@ def add_guards(module: ir.Module, entries: Mapping[str, int], for_c: bool = Fals
 def _upstream_slot(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> tuple[ir.Value, ir.Value]:
     """The error slot's data and size under ``_mlir_ciface_<f>``: its last
     argument points to upstream's descriptor ``{allocated, aligned, offset,
-    sizes[1], …}``."""
+    sizes[1], …}``; a slot with a null aligned pointer or a negative offset
+    has no words (``std_to_llvm._check_entry``)."""
     descriptor = args[-1]
     fields = ir.LiteralStructType([descriptor.type, descriptor.type, I64, I64])
     aligned = builder.load(builder.gep(descriptor, [_i32(0), _i32(1)], source_etype=fields), typ=descriptor.type)
     offset = builder.load(builder.gep(descriptor, [_i32(0), _i32(2)], source_etype=fields), typ=I64)
     size = builder.load(builder.gep(descriptor, [_i32(0), _i32(3)], source_etype=fields), typ=I64)
-    return builder.gep(aligned, [offset], source_etype=I64), size
+    usable = builder.and_(_not_null(builder, aligned), builder.icmp_signed(">=", offset, ir.Constant(I64, 0)))
+    return builder.gep(aligned, [offset], source_etype=I64), builder.select(usable, size, ir.Constant(I64, 0))
+
+
+def _not_null(builder: ir.IRBuilder, pointer: ir.Value) -> ir.Value:
+    return builder.icmp_unsigned("!=", builder.ptrtoint(pointer, I64), ir.Constant(I64, 0))
 
 
 def _i32(value: int) -> ir.Constant:
@@ -413,7 +419,8 @@ def guard_entry(
     def slot_data(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> tuple[ir.Value, ir.Value]:
         (arguments,) = args
         descriptor = builder.load(builder.gep(arguments, [ir.Constant(I64, slot)], source_etype=pointer), typ=pointer)
-        return builder.load(descriptor, typ=pointer), builder.load(_word(builder, descriptor, 1), typ=I64)
+        data, size = builder.load(descriptor, typ=pointer), builder.load(_word(builder, descriptor, 1), typ=I64)
+        return data, builder.select(_not_null(builder, data), size, ir.Constant(I64, 0))
 
     _guard(module, guard, slot_data, setjmp, pointer, word, record, thread_floor)
 

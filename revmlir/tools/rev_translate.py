@@ -42,7 +42,20 @@ from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, RUNTIME_LIBRARY, check_s
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime.std_form import object_checks
-from revmlir.runtime_checks import ERROR_WORDS, JUMP_WORD, PAYLOAD_SLOTS, SHAPE_MISMATCH, SHORT_ERROR_SLOT
+from revmlir.runtime_checks import (
+    ARRAY_TOO_LARGE,
+    BAD_STACK,
+    ERROR_WORDS,
+    JUMP_WORD,
+    NEGATIVE_OFFSET,
+    NEGATIVE_SIZE,
+    NULL_DATA,
+    OUT_OF_DOMAIN,
+    PAYLOAD_SLOTS,
+    SHAPE_MISMATCH,
+    SHORT_ERROR_SLOT,
+    STRIDE_MISMATCH,
+)
 from revmlir.semantics import written_arguments
 from revmlir.tools.cli import (
     TRACEBACK_ENV,
@@ -68,9 +81,9 @@ hand to the assembler unquoted (GNU as reads ``my-f`` as a subtraction)."""
 
 def _c_type(type: Attribute) -> str:
     if isinstance(type, LogType):
-        return f"{_c_type(type.element_type)} /* log of the value */"
+        return f"{_c_type(type.element_type)} /* log of the value: finite */"
     if isinstance(type, TropicalType):
-        return f"{_c_type(type.element_type)} /* tropical */"
+        return f"{_c_type(type.element_type)} /* tropical: finite */"
     if isinstance(type, FixedType):
         return f"int{type.width.data}_t /* fixed point, {type.fraction.data} fraction bits */"
     if isinstance(type, Float64Type):
@@ -132,16 +145,33 @@ def header(module: ModuleOp, guard: str) -> str:
         f"   and the call returns at once ([{JUMP_WORD}] is the entry point's own). The id",
         f"   names its entry in {guard}_CHECKS below. Before running, the",
         "   entry point refuses what it would read past, storing a negative id:",
-        "   REVMLIR_SHORT_ERROR_SLOT in [0] of a slot of fewer words (if it has one),",
+        "   REVMLIR_SHORT_ERROR_SLOT in [0] of a slot of fewer words (if it has one;",
+        "   a null data pointer: none); then, the argument's position in [1],",
+        "   REVMLIR_NEGATIVE_SIZE for a negative size (the dimension, the size),",
         "   REVMLIR_SHAPE_MISMATCH for an array whose sizes differ from its static",
-        "   shape (the argument's position, the dimension, the shape's size and the",
-        "   size given in [1] to [4]). An array a function writes (listed after it)",
-        "   must share no memory with another of its arguments. */",
+        "   shape (the dimension, the shape's size, the size given),",
+        "   REVMLIR_ARRAY_TOO_LARGE where its nonzero sizes' product, in bytes, passes",
+        "   INT64_MAX (the dimension, the size), REVMLIR_NULL_DATA for a null data",
+        "   pointer of an array with elements (0), and REVMLIR_OUT_OF_DOMAIN for a",
+        "   scalar outside its type's values, as its comment says (its bits as a",
+        "   double's), REVMLIR_BAD_STACK for a stack header whose size is negative or",
+        "   past its capacity, whose capacity passes INT64_MAX bytes, or whose buffer",
+        "   is null with a capacity (the size, the capacity, the buffer). A",
+        "   descriptor's rank cannot be checked: it must be the",
+        "   type's. An array a function writes (listed after it) must share no",
+        "   memory with another of its arguments. */",
         "#include <stdbool.h>",
         "#include <stdint.h>",
         f"#define REVMLIR_ERROR_WORDS {ERROR_WORDS}",
         f"#define REVMLIR_SHORT_ERROR_SLOT ({SHORT_ERROR_SLOT})",
         f"#define REVMLIR_SHAPE_MISMATCH ({SHAPE_MISMATCH})",
+        f"#define REVMLIR_NEGATIVE_SIZE ({NEGATIVE_SIZE})",
+        f"#define REVMLIR_ARRAY_TOO_LARGE ({ARRAY_TOO_LARGE})",
+        f"#define REVMLIR_NULL_DATA ({NULL_DATA})",
+        f"#define REVMLIR_NEGATIVE_OFFSET ({NEGATIVE_OFFSET})",
+        f"#define REVMLIR_STRIDE_MISMATCH ({STRIDE_MISMATCH})",
+        f"#define REVMLIR_OUT_OF_DOMAIN ({OUT_OF_DOMAIN})",
+        f"#define REVMLIR_BAD_STACK ({BAD_STACK})",
     ]
     for rank in ranks:
         # ISO C has no arrays of no elements: a rank-0 array is its data alone

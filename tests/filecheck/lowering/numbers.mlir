@@ -3,7 +3,7 @@
 
 // A C caller passes a fixed-point number as its stored integer.
 // HEADER: // fixed(y: int64_t /* fixed point, 43 fraction bits */, a: int64_t /* fixed point, 43 fraction bits */, x: double)
-// HEADER: // tropical(y: double /* tropical */, x: double)
+// HEADER: // tropical(y: double /* tropical: finite */, x: double)
 
 // A fixed-point number becomes the integer it stores. A sum or product is
 // computed at twice the width (a product shifted right by the fraction bits)
@@ -43,7 +43,8 @@ rev.func @fixed(%y: !rev.fixed<64, 43>, %a: !rev.fixed<64, 43>, %x: f64) {
 }
 
 // A tropical number becomes its real, checked finite when made; *= is addf.
-// CHECK-LABEL: func.func @tropical(%y: f64, %x: f64, %err: memref<6xi64>) -> (f64, f64)
+// The C entry points check the tropical argument finite (rev.finite_arguments).
+// CHECK-LABEL: func.func @tropical(%y: f64, %x: f64, %err: memref<6xi64>) -> (f64, f64) attributes {rev.finite_arguments = array<i64: 0>}
 // CHECK:      %[[MAGNITUDE:.*]] = math.absf %x : f64
 // CHECK-NEXT: %[[INF:.*]] = arith.constant 0x7ff0000000000000 : f64
 // CHECK-NEXT: arith.cmpf olt, %[[MAGNITUDE]], %[[INF]] : f64

@@ -11,7 +11,7 @@
 // CHECK-NEXT:  llvm.func @abort()
 // CHECK-NEXT:  llvm.func @realloc(!llvm.ptr, i64) -> !llvm.ptr
 // CHECK-NEXT:  llvm.func @free(!llvm.ptr)
-// CHECK-LABEL: func.func @stacks(%y: f64, %s: memref<3xi64>, %z: complex<f64>, %err: memref<6xi64>) -> (f64, complex<f64>)
+// CHECK-LABEL: func.func @stacks(%y: f64, %s: memref<3xi64>, %z: complex<f64>, %err: memref<6xi64>) -> (f64, complex<f64>) attributes {rev.stack_arguments = array<i64: 0, 8, 0>}
 // CHECK-NEXT:    %[[BEFORE_AT:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[BEFORE:.*]] = memref.load %s[%[[BEFORE_AT]]] : memref<3xi64>
 // CHECK-NEXT:    func.call @revmlir.stack.push.f64(%s, %y) {rev.source_op = "anc.copy_push"} : (memref<3xi64>, f64) -> ()
