@@ -712,3 +712,19 @@ def test_inverse_products_and_newton_steps_take_structs(backend):
         rv.inverse_jvp(f, args, (1.0, 0.0, 1.0))
     with pytest.raises(TypeError, match=r"the output tangent of a Point is one, or None, not float"):
         rv.inverse_jvp(f, args, (1.0, 0.0))
+
+
+def shifted_by(x, y: rv.ULog, z: F43):
+    x += float(y) * 0.5 + float(z) - 1.0
+
+
+def test_newton_step_parameters_of_number_types_are_what_the_call_made_of_them():
+    """A real given for a log or fixed-point parameter is held as the
+    number nearest it (``3.7`` comes back ``3.7000000000000006`` through
+    its logarithm): unchanged when that comes back, as it does here (it
+    was refused as changed).  The step is ``-F(x)``, ``∂F/∂x = 1``."""
+    f = make("interpreter", shifted_by)
+    for y, z in [(3.7, 0.3), (1e-5, F43(0.1))]:
+        (x, y_after, z_after), step = rv.newton_step(f, (0.5, y, z), wrt=[0])
+        assert y_after == pytest.approx(y, rel=1e-15) and float(z_after) == pytest.approx(float(z), abs=2**-43)
+        assert step[0] == -x and x == 0.5 + float(y_after) * 0.5 + float(z_after) - 1.0

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import AnyFloat, MemRefType
+from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
 from revmlir.ad import lumps
@@ -28,6 +29,7 @@ from revmlir.ad.inverse_modes import (
     inverse_tangent_name,
 )
 from revmlir.dialects import rev
+from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.frontend.base.derived import argument_labels, argument_name, derived_backend
 from revmlir.frontend.base.float_layout import selected, sequence_of_positions
@@ -45,6 +47,7 @@ from revmlir.frontend.derivatives.gradient import (
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.interpreter.dataflow import dataflow_graph
+from revmlir.runtime.arguments import from_runtime, to_runtime
 from revmlir.runtime.numbers import FixedPoint
 
 
@@ -170,7 +173,7 @@ def _newton_step(
                 "so F(x) = 0 has no root in it; leave it out of wrt (a parameter)"
             )
     outputs = _run(spec, args)
-    changed = [i for i in range(len(args)) if i not in chosen and not _same(args[i], outputs[i])]
+    changed = [i for i in range(len(args)) if i not in chosen and not _same(spec.types[i], args[i], outputs[i])]
     if changed:
         unknowns = "wrt (by default every float argument)" if wrt is None else f"wrt={list(wrt)}"
         raise ValueError(
@@ -225,14 +228,22 @@ def _negated(value: Any) -> Any:
     return [-v for v in value] if isinstance(value, list) else -value
 
 
-def _same(before: Any, after: Any) -> bool:
-    """Whether a parameter came back bit-identical: a NaN (a masked entry)
-    is unchanged, ``0.0`` for ``-0.0`` is a change.  ``==`` would call
-    every NaN changed."""
-    if isinstance(before, list):  # a stack
-        return isinstance(after, list) and len(before) == len(after) and all(map(_same, before, after))
-    if isinstance(before, FixedPoint) or isinstance(after, FixedPoint):
-        return bool(before == after)
+def _same(type: Attribute, before: Any, after: Any) -> bool:
+    """Whether a parameter of ``type`` came back bit-identical to what the
+    call made of it (a real given for a fixed-point or log number is the
+    number nearest it): a NaN (a masked entry) is unchanged, ``0.0`` for
+    ``-0.0`` is a change.  ``==`` would call every NaN changed."""
+    if isinstance(before, list):  # a stack, element by element
+        element = type.element_type if isinstance(type, StackType) else type
+        return (
+            isinstance(after, list)
+            and len(before) == len(after)
+            and all(_same(element, b, a) for b, a in zip(before, after))
+        )
+    if not isinstance(before, np.ndarray):
+        before = from_runtime(type, to_runtime(type, before, "", 0))
+    if isinstance(before, FixedPoint):
+        return before == after
     old = np.asarray(before)
     new = np.asarray(after, dtype=old.dtype)
     return old.shape == new.shape and old.tobytes() == new.tobytes()
