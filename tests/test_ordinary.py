@@ -849,8 +849,8 @@ def test_an_index_out_of_range_is_the_same_error_on_both_engines(pyfunc, op: str
     interpreter, whose ``rev.take`` carries the op it stands for: the
     store, or the load of an element updated in place, which ordinary code
     runs first.  Both engines name that op (the interpreter said
-    ``'rev.take'``), at the line, and ``-1`` is out of range, not the last
-    element.  The gradient runs the Bennett form natively, and names it so
+    ``'rev.take'`` for a store), at the line, and ``-1`` is out of range,
+    not the last element.  The gradient runs the Bennett form natively, and names it so
     too."""
     line = LINES.index(next(s for s in LINES if s.startswith(f"def {pyfunc.__name__}("))) + 2
     expected = f"{HERE}:{line}:5: '{op}' in @{pyfunc.__name__}: index {k} is out of bounds for axis 0 with size 3"
