@@ -12,9 +12,24 @@ as much as the transformations that call those rules do.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc, LocationAttr
+from xdsl.dialects.builtin import FileLineColLoc, LocationAttr, StringAttr
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
+
+SOURCE_OP_ATTR = "rev.source_op"
+"""On an op a lowering made for another (the heap allocation of an
+``anc.array_alloc``), or ``reversibilize`` (the ``rev.call`` of ordinary
+code's ``func.call``, the ``rev.take`` and ``rev.put`` of its
+``memref.store``): that op's name, which every error at the op gives
+(``source_op_name``: a native check registered at it, the interpreter's
+errors), as the engine running the source op names it."""
+
+
+def source_op_name(op: Operation) -> str:
+    """The name an error at ``op`` gives it: the op it stands for
+    (``SOURCE_OP_ATTR``), else its own."""
+    source = op.attributes.get(SOURCE_OP_ATTR)
+    return source.data if isinstance(source, StringAttr) else op.name
 
 
 def format_location(loc: LocationAttr | None) -> str | None:
@@ -157,7 +172,7 @@ class LocatedError(RuntimeError):
     def at(cls, op: Operation, message: str, function: str | None = None):
         return cls(
             message,
-            op_name=op.name,
+            op_name=source_op_name(op),
             location=format_location(op.location),
             function=function,
         )

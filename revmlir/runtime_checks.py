@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, format_location
+from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, format_location, source_op_name
 
 DEFAULT_TOLERANCE = 1e-8
 """Relative and absolute tolerance when a float must equal a known value
@@ -122,11 +122,6 @@ REPORT_INPUTS = (ERROR_SLOT, *[i64] * (1 + PAYLOAD_SLOTS))
 """The argument types of ``revmlir.report``."""
 CHECKS_ATTR = "rev.checks"
 """The module attribute holding the check table (``CheckTable.entries``)."""
-SOURCE_OP_ATTR = "rev.source_op"
-"""On an op a lowering made for another (the heap allocation of an
-``anc.array_alloc``): that op's name, which a check registered at it
-later names (``CheckTable.register``), as the interpreter, running the
-source op, names it."""
 ALLOCATION_CHECK_ATTR = "rev.allocation_check"
 """On a ``memref.alloc`` of native code: the id of the check that stops
 the run with ``CANNOT_ALLOCATE`` where ``malloc`` gives no memory
@@ -149,9 +144,7 @@ class CheckTable:
         self, op: Operation, message: str, kinds: Sequence[str], function: str, error: type[LocatedError]
     ) -> int:
         where = format_location(op.location) or ""
-        source = op.attributes.get(SOURCE_OP_ATTR)
-        name = source.data if isinstance(source, StringAttr) else op.name
-        self.entries.append(f"{error.__name__}|{name}|{where}|{function}|{','.join(kinds)}|{message}")
+        self.entries.append(f"{error.__name__}|{source_op_name(op)}|{where}|{function}|{','.join(kinds)}|{message}")
         return len(self.entries)
 
 

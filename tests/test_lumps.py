@@ -771,3 +771,158 @@ def test_a_check_not_known_statically_leaves_the_data_flow_as_it_is():
     assert dataflow_graph(module, function, (0.5, 3)).nodes[-1].partials == (math.cos(0.5),)
     with pytest.raises(LumpError, match=r"^'cf.assert' at <stdin>:5:3: n must not be zero$"):
         dataflow_graph(module, function, (0.5, 0))
+
+
+# ---------------------------------------------------------------------------
+# Scaling, conditioning, options, dtypes and structs
+# ---------------------------------------------------------------------------
+
+SCALE = 1e16
+"""A unit change: ``J = [[S, 1], [1, -1]]`` has determinant ``-(S + 1)``,
+and its rows scaled it is perfectly conditioned, but its 2-norm condition
+number is about ``S``, past ``1/ε``."""
+
+
+@rv.ordinary
+def in_other_units(x, y):
+    return x * SCALE + y, x - y
+
+
+@rv.ordinary
+def steep_root(x, y):
+    return math.sqrt(x) + y, x - y
+
+
+@pytest.mark.parametrize(
+    ("f", "args", "J"),
+    [
+        (in_other_units, (1.0, 1.0), [[SCALE, 1.0], [1.0, -1.0]]),
+        (steep_root, (1e-300, 1.0), [[0.5e150, 1.0], [1.0, -1.0]]),  # ∂√x/∂x = 1/(2√x)
+        (in_other_units, (3.0, -2.0), [[SCALE, 1.0], [1.0, -1.0]]),
+    ],
+    ids=["1e16", "sqrt-at-1e-300", "1e16-elsewhere"],
+)
+def test_a_badly_scaled_jacobian_is_solved(f, args, J):
+    """The block is judged and solved equilibrated (rows and columns scaled
+    by powers of 2), so a unit change does not make it "singular"; the
+    closed-form J solved by numpy is the answer."""
+    J = np.array(J)
+    _, dots = rv.inverse_jvp(f, args, (1.0, 2.0, None, None))
+    np.testing.assert_allclose(dots, np.linalg.solve(J, [1.0, 2.0]), rtol=1e-13)
+    _, bars = rv.inverse_vjp(f, args, (1.0, 2.0))
+    np.testing.assert_allclose(bars[:2], np.linalg.solve(J.T, [1.0, 2.0]), rtol=1e-13)
+
+
+NEARLY_ONE = 1.0 + 2.0**-52
+
+
+@rv.ordinary
+def nearly_singular(x, y):
+    return x * NEARLY_ONE + y, x + y
+
+
+@rv.ordinary
+def vanishing(x, y):
+    return x * 1e-300, y
+
+
+def test_an_ill_conditioned_or_overflowing_step_says_so():
+    """``J = [[1 + ε, 1], [1, 1]]`` is regular, but no scaling conditions it
+    (its determinant is ε): an error with the estimate that does not call
+    it singular, though code catching ``SingularLumpError`` still catches
+    it.  ``J = diag(1e-300, 1)`` is well conditioned once scaled, but
+    ``J⁻¹·(1e10, 0)`` is past float64's range."""
+    with pytest.raises(
+        lumps.IllConditionedLumpError,
+        match=r"ill-conditioned step: lump #0 of width 2 \(.*\) has a Jacobian block whose condition number is "
+        r"about 1\.\de\+16 \(rows and columns scaled\), past 1/ε ≈ 4\.5e\+15 at these arguments: float64 cannot",
+    ) as caught:
+        rv.inverse_jvp(nearly_singular, (1.0, 1.0), (1.0, 0.0, None, None))
+    assert isinstance(caught.value, SingularLumpError) and "is singular" not in str(caught.value)
+    with pytest.raises(lumps.IllConditionedLumpError, match="ill-conditioned step"):
+        rv.inverse_vjp(nearly_singular, (1.0, 1.0), (1.0, 0.0))
+    _, dots = rv.inverse_jvp(vanishing, (1.0, 1.0), (1e-10, 1.0, None, None))
+    assert dots == (1e290, 1.0)
+    with pytest.raises(
+        LumpError, match=r"overflow: the inverse product through lump #0 of width 1 \(.*\) has entries past"
+    ):
+        rv.inverse_jvp(vanishing, (1.0, 1.0), (1e10, 1.0, None, None))
+
+
+@rv.ordinary
+def shifted(x, y, n: int):
+    for i in range(n):
+        x = x + 1e-9 * y
+    return x, y
+
+
+@pytest.mark.parametrize(
+    ("limit", "error", "message"),
+    [
+        (-1, ValueError, r"rv.constant_width: exhaustive_limit must be >= 0, got -1"),
+        (1.5, TypeError, r"rv.constant_width: exhaustive_limit must be an integer, got 1.5 \(float\)"),
+        (True, TypeError, r"rv.constant_width: exhaustive_limit must be an integer, got True \(bool\)"),
+        ("x", TypeError, r"rv.constant_width: exhaustive_limit must be an integer, got 'x' \(str\)"),
+        (17, ValueError, r"rv.constant_width: exhaustive_limit must be <= 16, got 17: the exhaustive search takes"),
+    ],
+)
+def test_the_exhaustive_limit_is_a_count(limit, error, message):
+    """As a schedule's counts are (decision 166); past 16 the search's
+    ``2^k`` states take minutes and gigabytes, so it is refused."""
+    with pytest.raises(error, match=message):
+        rv.constant_width(shifted, (1.0, 2.0, 3), exhaustive_limit=limit)
+
+
+def test_the_exhaustive_limit_bounds_the_search():
+    """A limit is the most ops searched: 6 ops here, searched at 6 and 16
+    (np.int64 is an integer), not at 5 or 0."""
+    for limit in (6, np.int64(16)):
+        report = rv.constant_width(shifted, (1.0, 2.0, 3), exhaustive_limit=limit)
+        assert report.exhaustive is not None and report.exhaustive.cost <= report.greedy.cost
+    for limit in (5, 0):
+        assert rv.constant_width(shifted, (1.0, 2.0, 3), exhaustive_limit=limit).exhaustive is None
+
+
+@rv.ordinary
+def sheared32(u):
+    u[1] = u[1] + math.sin(u[0])
+    u[0] = u[0] * 2.0
+    return 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_inverse_products_keep_an_arrays_dtype(dtype):
+    """As ``rv.jvp``'s tangents do (they came back float64 for a float32
+    array); the values against the closed form ``J = [[2, 0], [cos u0, 1]]``."""
+    u = np.array([0.5, 0.25], dtype=dtype)
+    J = np.array([[2.0, 0.0], [math.cos(0.5), 1.0]])
+    assert rv.jvp(sheared32, (u,), (np.ones(2, dtype),))[1][1].dtype == dtype
+    (dots,) = rv.inverse_jvp(sheared32, (u,), (None, np.ones(2, dtype)))[1]
+    assert dots.dtype == dtype
+    np.testing.assert_allclose(dots, np.linalg.solve(J, [1.0, 1.0]), rtol=1e-6)
+    _, (_, bars) = rv.inverse_vjp(sheared32, (u,), (np.ones(2, dtype),))
+    assert bars.dtype == dtype
+    np.testing.assert_allclose(bars, np.linalg.solve(J.T, [1.0, 1.0]), rtol=1e-6)
+
+
+@rv.ordinary
+def polar(p: Point):
+    return p.a * math.cos(p.b), p.a * math.sin(p.b)
+
+
+def test_inverse_products_take_structs_as_their_fields():
+    """A struct's tangents and cotangents are instances of its class, as
+    ``rv.jvp``'s are; against the closed-form Jacobian of polar
+    coordinates."""
+    r, t = 2.0, 0.5
+    J = np.array([[math.cos(t), -r * math.sin(t)], [math.sin(t), r * math.cos(t)]])
+    outputs, (dots,) = rv.inverse_jvp(polar, (Point(r, t),), (1.0, -1.0, None))
+    assert isinstance(dots, Point) and outputs[2] == Point(r, t)
+    np.testing.assert_allclose(dots, np.linalg.solve(J, [1.0, -1.0]), rtol=1e-13)
+    _, bars = rv.inverse_vjp(polar, (Point(r, t),), (Point(1.0, None),))
+    np.testing.assert_allclose(bars[:2], np.linalg.solve(J.T, [1.0, 0.0]), rtol=1e-13)
+    assert bars[2] == Point(None, None)  # scalar fields are passed by value: inputs only
+    with pytest.raises(TypeError, match=r"polar has 3 output\(s\) \(2 returned, then its arguments\), so 3 output"):
+        rv.inverse_jvp(polar, (Point(r, t),), (1.0, -1.0))
+    with pytest.raises(TypeError, match=r"polar takes 1 argument\(s\), so 1 input cotangents"):
+        rv.inverse_vjp(polar, (Point(r, t),), (1.0, 0.0))

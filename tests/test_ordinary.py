@@ -827,3 +827,36 @@ def test_the_reversible_form_of_an_ordinary_function_has_no_inverse():
     # function's __invert__ only says why there is no ~f.
     with pytest.raises(TypeError, match=r"^square is not reversible: it has no inverse$"):
         square.specialization_for(3.0).reversible.inverse
+
+
+# -- an index out of range, named alike by both engines ----------------------------
+
+
+def store_at(u, k):
+    u[k] = 1.0
+    return 0.0
+
+
+def bump_at(u, k):
+    u[k] += 1.0
+    return 0.0
+
+
+@pytest.mark.parametrize(("pyfunc", "op"), [(store_at, "memref.store"), (bump_at, "memref.load")])
+@pytest.mark.parametrize("k", [5, -1])
+def test_an_index_out_of_range_is_the_same_error_on_both_engines(pyfunc, op: str, k: int):
+    """A call runs the ordinary IR natively and the Bennett form on the
+    interpreter, whose ``rev.take`` carries the op it stands for: the
+    store, or the load of an element updated in place, which ordinary code
+    runs first.  Both engines name that op (the interpreter said
+    ``'rev.take'`` for a store), at the line, and ``-1`` is out of range,
+    not the last element.  The gradient runs the Bennett form natively, and names it so
+    too."""
+    line = LINES.index(next(s for s in LINES if s.startswith(f"def {pyfunc.__name__}("))) + 2
+    expected = f"{HERE}:{line}:5: '{op}' in @{pyfunc.__name__}: index {k} is out of bounds for axis 0 with size 3"
+    for backend in ("native", "interpreter"):
+        f = rv.ordinary(pyfunc, backend=backend)
+        for run in (lambda: f(np.zeros(3), k), lambda: rv.gradient(f, (np.zeros(3), k))):
+            with pytest.raises(rv.ExecutionError) as caught:
+                run()
+            assert str(caught.value) == expected, (backend, str(caught.value))

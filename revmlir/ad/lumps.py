@@ -30,15 +30,37 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.checkpoint.schedule import count
 from revmlir.errors import describe_op
 
 EXHAUSTIVE_LIMIT = 12
-"""The most ops ``exhaustive`` searches the orders of."""
+"""The most ops ``exhaustive`` searches the orders of, by default."""
+
+EXHAUSTIVE_MAX = 16
+"""The most ops ``exhaustive`` may be asked to search: its states are the
+sets of ops scheduled, ``2^k`` for ``k`` ops that may run in any order, so
+one more op doubles the time (16 independent ops take seconds, 18 a
+quarter of a minute, 20 a minute and most of a gigabyte)."""
+
+
+def exhaustive_limit(who: str, value: Any) -> int:
+    """``value``, given for ``who``'s ``exhaustive_limit``, as a count of
+    ops from 0 to ``EXHAUSTIVE_MAX`` (an integer, as a schedule's counts
+    are): a ``TypeError`` or ``ValueError`` naming ``who``, the parameter
+    and the value."""
+    limit = count(who, "exhaustive_limit", value, 0)
+    if limit > EXHAUSTIVE_MAX:
+        raise ValueError(
+            f"{who}: exhaustive_limit must be <= {EXHAUSTIVE_MAX}, got {limit}: the exhaustive search "
+            "takes time and memory exponential in the number of ops that may run in any order"
+        )
+    return limit
 
 
 class LumpError(PassFailedException):
@@ -52,6 +74,13 @@ class LumpError(PassFailedException):
 
 class SingularLumpError(LumpError):
     """A lump whose Jacobian block ``A`` is singular: ``J`` is singular."""
+
+
+class IllConditionedLumpError(SingularLumpError):
+    """A lump whose Jacobian block ``A``, equilibrated, has a condition
+    number past ``1/ε``: ``J`` is singular to working precision (a
+    ``SingularLumpError`` to code that catches those), though it may not
+    be singular."""
 
 
 @dataclass(frozen=True)
@@ -381,20 +410,62 @@ def check_steps(graph: Graph, lumping: Lumping) -> None:
 
 
 def _solve(graph: Graph, lumping: Lumping, index: int, A: np.ndarray, b: np.ndarray, transpose: bool) -> np.ndarray:
-    """``A⁻¹b`` (``A⁻ᵀb``) by LU; an ``A`` singular to working precision is
-    an error naming the lump."""
+    """``A⁻¹b`` (``A⁻ᵀb``) by LU of ``A`` equilibrated (``_equilibrated``),
+    so that a value in other units (``1e16·x``) does not make a regular
+    ``A`` look singular: conditioning is judged on the scaled block, which
+    is what the solve's accuracy depends on.  A zero pivot is a singular
+    ``A``; a scaled condition number past ``1/ε`` one too ill-conditioned
+    for float64, said with its estimate; a solution past float64's range an
+    overflow: three errors naming the lump."""
+    row_exponents, column_exponents, scaled = _equilibrated(A)
+    described = describe_lump(graph, lumping, index)
     try:
-        x = np.linalg.solve(A.T if transpose else A, b)
+        with np.errstate(over="ignore"):  # an overflow is said below
+            x = _scaled_solve(scaled, b, row_exponents, column_exponents, transpose)
     except np.linalg.LinAlgError:
-        x = np.full(len(b), np.nan)
-    singular = np.linalg.cond(A) * np.finfo(float).eps > 1.0
-    if singular or not np.all(np.isfinite(x)) and np.all(np.isfinite(b)):
         raise SingularLumpError(
             graph.function,
-            f"singular step: {describe_lump(graph, lumping, index)} has a singular "
-            "Jacobian block at these arguments, so J is singular",
+            f"singular step: {described} has a singular Jacobian block at these arguments, so J is singular",
+        ) from None
+    condition = float(np.linalg.cond(scaled))
+    if not condition * np.finfo(float).eps <= 1.0:  # NaN too
+        raise IllConditionedLumpError(
+            graph.function,
+            f"ill-conditioned step: {described} has a Jacobian block whose condition number is about "
+            f"{condition:.1e} (rows and columns scaled), past 1/ε ≈ {1 / np.finfo(float).eps:.1e} at these "
+            "arguments: float64 cannot solve it, so J's inverse products would be noise",
+        )
+    if not np.all(np.isfinite(x)) and np.all(np.isfinite(b)):
+        raise LumpError(
+            graph.function,
+            f"overflow: the inverse product through {described} has entries past float64's range at these arguments",
         )
     return x
+
+
+def _scaled_solve(
+    scaled: np.ndarray, b: np.ndarray, row_exponents: np.ndarray, column_exponents: np.ndarray, transpose: bool
+) -> np.ndarray:
+    """``A⁻¹b`` (``A⁻ᵀb``) from ``S = RAC``: ``S(C⁻¹x) = Rb`` (``Sᵀ(R⁻¹x) = Cb``)."""
+    if transpose:
+        return np.ldexp(np.linalg.solve(scaled.T, np.ldexp(b, column_exponents)), row_exponents)
+    return np.ldexp(np.linalg.solve(scaled, np.ldexp(b, row_exponents)), column_exponents)
+
+
+def _equilibrated(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``A``'s rows and columns scaled by powers of 2 (exactly, as
+    LAPACK's ``dgeequ``) so that each has largest entry in ``[0.5, 1)``:
+    the exponents of ``R`` and ``C`` and ``S = RAC``.  A row or column of
+    zeros keeps exponent 0 (LU then meets the zero pivot)."""
+    row_exponents = -_exponents(np.max(np.abs(A), axis=1, initial=0.0))
+    rows_scaled = np.ldexp(A, row_exponents[:, None])
+    column_exponents = -_exponents(np.max(np.abs(rows_scaled), axis=0, initial=0.0))
+    return row_exponents, column_exponents, np.ldexp(rows_scaled, column_exponents[None, :])
+
+
+def _exponents(largest: np.ndarray) -> np.ndarray:
+    """``e`` with ``largest = m·2^e``, ``m`` in ``[0.5, 1)``; 0 for 0."""
+    return np.frexp(largest)[1]
 
 
 def _dense(graph: Graph, lumping: Lumping, index: int) -> tuple[np.ndarray, np.ndarray]:

@@ -17,9 +17,10 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.constant_width import ordinary_width, reversible_width
-from revmlir.ad.lumps import EXHAUSTIVE_LIMIT
+from revmlir.ad.lumps import EXHAUSTIVE_LIMIT, exhaustive_limit
 from revmlir.dialects import rev
 from revmlir.interpreter.dataflow import dataflow_graph
 from revmlir.remarks import remark
@@ -32,15 +33,20 @@ class RevLumpWidthsPass(ModulePass):
     name = "rev-lump-widths"
 
     exhaustive_limit: int = EXHAUSTIVE_LIMIT
-    """Search every order of graphs with at most this many ops."""
+    """Search every order of graphs with at most this many ops (at most
+    ``EXHAUSTIVE_MAX``)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            limit = exhaustive_limit(self.name, self.exhaustive_limit)
+        except (TypeError, ValueError) as error:
+            raise PassFailedException(str(error)) from None
         for function in op.body.block.ops:
             if isinstance(function, rev.FuncOp):
                 report = reversible_width(function)
             elif isinstance(function, func.FuncOp) and function.body.blocks:
                 graph = dataflow_graph(op, function)
-                report = ordinary_width(graph, self.exhaustive_limit)
+                report = ordinary_width(graph, limit)
             else:
                 continue
             remark(function, report.message())

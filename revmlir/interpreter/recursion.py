@@ -26,11 +26,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
 
-from revmlir.errors import ExecutionError, format_location
-from revmlir.runtime_checks import SOURCE_OP_ATTR
+from revmlir.errors import ExecutionError
 from revmlir.safety import MAX_CALL_DEPTH, RECURSION_TOO_DEEP
 
 FRAMES_PER_CALL = 40
@@ -66,9 +64,4 @@ def too_deep(call: Operation, function: str | None) -> ExecutionError:
     code's check names it (``rev-host-safety``): a call that stands for
     another (``SOURCE_OP_ATTR``: a ``rev.call`` lowered, ordinary code's
     ``func.call`` made reversible) by that op."""
-    source = call.attributes.get(SOURCE_OP_ATTR)
-    if not isinstance(source, StringAttr):
-        return ExecutionError.at(call, RECURSION_TOO_DEEP, function)
-    return ExecutionError(
-        RECURSION_TOO_DEEP, op_name=source.data, location=format_location(call.location), function=function
-    )
+    return ExecutionError.at(call, RECURSION_TOO_DEEP, function)

@@ -46,7 +46,7 @@ from xdsl.traits import MemoryWriteEffect, SymbolTable
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from revmlir.dialects.rev import FuncOp
-from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
+from revmlir.errors import SOURCE_OP_ATTR, ExecutionError, InvertibilityError, LocatedError
 from revmlir.fast_ops import (
     arith_cmpi,
     arith_constant,
@@ -69,7 +69,6 @@ from revmlir.runtime_checks import (
     PAYLOAD_SLOTS,
     REPORT,
     REPORT_INPUTS,
-    SOURCE_OP_ATTR,
     CheckTable,
     payload_kinds,
 )

@@ -80,7 +80,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.call_graph import recursive_calls
-from revmlir.errors import ExecutionError
+from revmlir.errors import SOURCE_OP_ATTR, ExecutionError
 from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
@@ -92,7 +92,6 @@ from revmlir.runtime_checks import (
     FAIL,
     REPORT,
     REPORT_INPUTS,
-    SOURCE_OP_ATTR,
     CheckTable,
 )
 from revmlir.safety import (

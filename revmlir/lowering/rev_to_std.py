@@ -69,7 +69,7 @@ from revmlir.dialects.ad import FunctionRequestOp, NextOp
 from revmlir.dialects.float_functions import HypotOp
 from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
-from revmlir.errors import ExecutionError, InversionError, describe_op
+from revmlir.errors import SOURCE_OP_ATTR, ExecutionError, InversionError, describe_op
 from revmlir.expansion import backward_region, forward_only
 from revmlir.fast_ops import arith_cmpf, arith_cmpi, arith_select, binary, cast, memref_load, memref_store, unary
 from revmlir.inversion import derive_inverse
@@ -96,7 +96,6 @@ from revmlir.runtime_checks import (
     ERROR_SLOT,
     FINITE_ARGUMENTS_ATTR,
     POPPED_OTHER,
-    SOURCE_OP_ATTR,
     STACK_ARGUMENTS_ATTR,
     CheckTable,
     array_freed,

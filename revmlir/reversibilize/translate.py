@@ -33,12 +33,13 @@ from xdsl.rewriter import InsertPoint
 
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR
 from revmlir.dialects import anc, rev
+from revmlir.errors import SOURCE_OP_ATTR
 from revmlir.inversion import building_at_end
 from revmlir.reversibilize.analysis import is_expression, load_is_stable
-from revmlir.runtime_checks import SOURCE_OP_ATTR
 from revmlir.semantics import is_state_type
 
 _OpT = TypeVar("_OpT", bound=Operation)
+_AccessT = TypeVar("_AccessT", rev.TakeOp, rev.PutOp)
 
 
 @dataclass(frozen=True)
@@ -227,14 +228,24 @@ class FunctionTranslator:
         update = update_of(op.value, is_element) if op.value.has_one_use() else None
         if update is not None and not reads(update[1], lambda v: v == op.memref):
             instruction, e = update
-            element = self._insert(rev.TakeOp(array, indices), op).result
+            # the take stands for the element's load, which ordinary code runs first
+            element = self._standing_for(rev.TakeOp(array, indices), op, memref.LoadOp.name).result
             updated = self._insert(instruction(element, self.values[e]), op).results[0]
-            self._insert(rev.PutOp(updated, array, indices), op)
+            self._standing_for(rev.PutOp(updated, array, indices), op, op.name)
             return
         new = self._moved_or_copied(op.value, scope, op)
-        old = self._insert(rev.TakeOp(array, indices), op).result
+        old = self._standing_for(rev.TakeOp(array, indices), op, op.name).result
         self._insert(anc.PushOp(self.tapes[old.type], old), op)
-        self._insert(rev.PutOp(new, array, indices), op)
+        self._standing_for(rev.PutOp(new, array, indices), op, op.name)
+
+    def _standing_for(self, access: _AccessT, store: memref.StoreOp, name: str) -> _AccessT:
+        """``access`` inserted for ``store``, standing for the op ``name``
+        of ordinary code (the store, or the load of the element it
+        updates), whose name its errors (an index out of bounds) give on
+        both engines: native code runs that op itself when ``f`` is
+        called."""
+        access.attributes[SOURCE_OP_ATTR] = StringAttr(name)
+        return self._insert(access, store)
 
     # -- control flow -----------------------------------------------------------
 

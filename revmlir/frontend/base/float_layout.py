@@ -100,12 +100,24 @@ def checked_position(value: object, parameter: str, count: int | None, owner: st
     ``bool`` or a negative number is refused (docs/design.md, decision 147),
     where one was read as 1 and the other counted from the end."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{api}: {parameter} must be an int (a position among {owner}), got {type(value).__name__}")
+        raise TypeError(
+            f"{api}: {parameter} must be an int (a position among {owner}), got {type(value).__name__} {value!r}"
+        )
     if value < 0:
         raise ValueError(f"{api}: {parameter}={value} is negative; it is a position among {owner}, from 0")
     if count is not None and value >= count:
         raise IndexError(f"{api}: {parameter}={value} is out of range for {owner} (positions from 0)")
     return int(value)
+
+
+def sequence_of_positions(chosen: Any, parameter: str, what: str) -> Sequence[Any]:
+    """``chosen``, given for ``what``'s ``parameter``, checked to be a
+    sequence (of positions, checked one by one where they are read): a
+    number or a string is a ``TypeError`` naming both."""
+    if isinstance(chosen, int | np.integer | str) or not isinstance(chosen, Sequence | np.ndarray):
+        example = f" ({parameter}=({chosen},))" if isinstance(chosen, int | np.integer) else ""
+        raise TypeError(f"{what}: {parameter} must be a sequence of positions{example}, got {type(chosen).__name__}")
+    return chosen
 
 
 def selected(
@@ -118,9 +130,7 @@ def selected(
     spec = call.spec
     if chosen is None:
         return tuple(p for p in side if p in spec.carrying)
-    if isinstance(chosen, int | np.integer | str) or not isinstance(chosen, Sequence | np.ndarray):
-        example = f" ({parameter}=({chosen},))" if isinstance(chosen, int | np.integer) else ""
-        raise TypeError(f"{what}: {parameter} must be a sequence of positions{example}, got {type(chosen).__name__}")
+    chosen = sequence_of_positions(chosen, parameter, what)
     outputs = side is call.outputs and call.outputs != call.inputs
     owner = f"the {len(side)} {'outputs' if outputs else 'arguments'} of {spec.function.__name__}"
     positions = [checked_position(k, parameter, len(side), owner, what) for k in chosen]

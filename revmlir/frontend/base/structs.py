@@ -54,8 +54,9 @@ def struct_argument(function: str, name: str, value: Any) -> StructArgument:
     only its fields go."""
     return StructArgument(
         f"{function}(): argument '{name}' has unsupported type {type(value).__name__} (struct arguments are "
-        "taken by calls and by rv.gradient, rv.vjp, rv.jvp, rv.jacobian, rv.hvp, rv.hessian and rv.constant_width; "
-        "pass the fields here)"
+        "taken by calls and by rv.gradient, rv.vjp, rv.jvp, rv.jacobian, rv.hvp, rv.hessian, rv.inverse_jvp, "
+        "rv.inverse_vjp, rv.newton_step and rv.constant_width; here, use a function taking the fields as "
+        "parameters of their own)"
     )
 
 

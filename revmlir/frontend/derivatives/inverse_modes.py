@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import AnyFloat, MemRefType
+from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
 from revmlir.ad import lumps
@@ -28,11 +29,16 @@ from revmlir.ad.inverse_modes import (
     inverse_tangent_name,
 )
 from revmlir.dialects import rev
+from revmlir.dialects.anc import StackType
+from revmlir.dialects.rev import LogType
 from revmlir.frontend.base.derived import argument_labels, argument_name, derived_backend
+from revmlir.frontend.base.float_layout import selected, sequence_of_positions
 from revmlir.frontend.base.specialization import Specialization
 from revmlir.frontend.base.structs import argument_tuple
-from revmlir.frontend.derivatives.forward import check_count, per_argument, run_tangent
+from revmlir.frontend.derivatives.blocks import Side
+from revmlir.frontend.derivatives.forward import check_count, per_argument, run_tangent, whole_call
 from revmlir.frontend.derivatives.gradient import (
+    StructCall,
     _input_cotangents,
     differentiated_specialization,
     seed_for,
@@ -41,6 +47,8 @@ from revmlir.frontend.derivatives.gradient import (
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.interpreter.dataflow import dataflow_graph
+from revmlir.runtime.arguments import from_runtime, to_runtime
+from revmlir.runtime.numbers import FixedPoint
 
 
 def inverse_jvp(
@@ -60,6 +68,11 @@ def inverse_jvp(
     output_tangents = argument_tuple(
         output_tangents, "rv.inverse_jvp", "output_tangents", "the tuple of the outputs' tangents"
     )
+    if (structs := struct_call(f, args)) is not None:
+        _check_output_count(structs, args, output_tangents, "output tangents")
+        flat = structs.outputs.flatten_cotangents(output_tangents, "output tangent")
+        outputs, dots = inverse_jvp(structs.function, structs.layout.flatten(args), flat)
+        return structs.rebuild_outputs(args, outputs), structs.layout.rebuild(args, dots)
     if isinstance(f, OrdinaryFunction):
         lumped = _Lumped(f, args)
         dots = lumps.inverse_tangent(lumped.graph, lumped.lumping, lumped.output_vector(output_tangents))
@@ -104,6 +117,11 @@ def inverse_vjp(
     input_cotangents = argument_tuple(
         input_cotangents, "rv.inverse_vjp", "input_cotangents", "the tuple of the inputs' cotangents"
     )
+    if (structs := struct_call(f, args)) is not None:
+        check_count(f, args, input_cotangents, "input cotangents")
+        flat = structs.layout.flatten_cotangents(input_cotangents, "cotangent")
+        outputs, bars = inverse_vjp(structs.function, structs.layout.flatten(args), flat)
+        return structs.rebuild_outputs(args, outputs), structs.rebuild_outputs(args, bars)
     if isinstance(f, OrdinaryFunction):
         lumped = _Lumped(f, args)
         bars = lumps.inverse_adjoint(lumped.graph, lumped.lumping, lumped.input_vector(input_cotangents))
@@ -126,28 +144,82 @@ def newton_step(
     ``F(x)`` in place: returns ``(outputs, step)``, ``F``'s outputs (the
     residual at ``wrt``) and ``δ = −J_F(x)⁻¹ F(x)`` laid out as
     ``rv.jvp``'s tangents, computed by the inverse tangent (``J`` is never
-    formed).  The other arguments are parameters: they must come back
-    unchanged, and their entries of ``δ`` are zero.  ``x + δ`` is the next
-    iterate."""
+    formed).  The residual of a number type is its real value, as its
+    tangents are; a log number is never 0, so it cannot be an unknown.
+    The other arguments are parameters: they must come back bit-identical
+    (a NaN that stays NaN is unchanged), and their entries of ``δ`` are
+    zero.  ``x + δ`` is the next iterate."""
     args = argument_tuple(args, "rv.newton_step")
+    if (structs := struct_call(F, args)) is not None:
+        flat_args = tuple(structs.layout.flatten(args))
+        spec = differentiated_specialization(structs.function, flat_args, "newton_step")
+        chosen = spec.carrying if wrt is None else _flat_wrt(structs, args, spec, flat_args, wrt)
+        outputs, step = _newton_step(spec, flat_args, chosen, wrt)
+        return structs.rebuild_outputs(args, outputs), structs.layout.rebuild(args, step)
     spec = differentiated_specialization(F, args, "newton_step")
-    chosen = tuple(spec.carrying if wrt is None else wrt)
+    chosen = selected(whole_call(spec, args), tuple(range(len(args))), wrt, "wrt", "rv.newton_step")
+    return _newton_step(spec, args, chosen, wrt)
+
+
+def _newton_step(
+    spec: Specialization, args: tuple[Any, ...], chosen: Sequence[int], wrt: Sequence[int] | None
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """``rv.newton_step`` of a specialization taking no structs, for the
+    unknowns ``chosen`` (``wrt`` as the user gave it, for messages)."""
     for i in chosen:
-        if i not in spec.carrying:
+        if isinstance(spec.types[i], LogType):
             raise TypeError(
-                f"rv.newton_step: {argument_name(spec.function, i)} is not a float scalar or an array of floats"
+                f"rv.newton_step: {argument_name(spec.function, i)} is a log number, which is never 0, "
+                "so F(x) = 0 has no root in it; leave it out of wrt (a parameter)"
             )
     outputs = _run(spec, args)
-    changed = [i for i in range(len(args)) if i not in chosen and not _same(args[i], outputs[i])]
+    changed = [i for i in range(len(args)) if i not in chosen and not _same(spec.types[i], args[i], outputs[i])]
     if changed:
+        unknowns = "wrt (by default every float argument)" if wrt is None else f"wrt={list(wrt)}"
         raise ValueError(
             f"rv.newton_step: {spec.function.__name__} changes argument(s) "
-            f"{', '.join(repr(spec.function.parameters[i]) for i in changed)}, which are not in wrt={list(chosen)}; "
-            "parameters must come back unchanged"
+            f"{', '.join(repr(spec.function.parameters[i]) for i in changed)}, which are not in {unknowns}; "
+            "parameters must come back bit-identical"
         )
-    residual = [outputs[i] if i in chosen else None for i in range(len(args))]
+    residual = [_real_value(outputs[i]) if i in chosen else None for i in range(len(args))]
     step = _inverse_tangents(spec, args, outputs, residual)
     return outputs, tuple(_negated(d) for d in step)
+
+
+def _flat_wrt(
+    structs: StructCall, args: tuple[Any, ...], spec: Specialization, flat_args: tuple[Any, ...], wrt: Any
+) -> tuple[int, ...]:
+    """``wrt``, positions among the parameters of a function taking
+    structs, as positions among its fields (``spec``'s arguments): a struct
+    chosen is its fields that carry a tangent."""
+    chosen = sequence_of_positions(wrt, "wrt", "rv.newton_step")
+    every = tuple(range(len(flat_args)))
+    call = whole_call(spec, flat_args)
+    return Side.of(structs.layout, args, chosen, call, every, structs.parameters, "wrt", "rv.newton_step").flat
+
+
+def _check_output_count(structs: StructCall, args: tuple[Any, ...], given: tuple[Any, ...], what: str) -> None:
+    """One entry of ``given`` per output of the call with structs, counted
+    before the structs are flattened into fields: a reversible function's
+    outputs are its arguments."""
+    if isinstance(structs.function, OrdinaryFunction):
+        _output_count(structs.function.__name__, structs.returned + len(args), structs.returned, len(given), what)
+    else:
+        check_count(structs.function, args, given, what)
+
+
+def _output_count(name: str, count: int, returned: int, given: int, what: str) -> None:
+    if given != count:
+        raise TypeError(
+            f"{name} has {count} output(s) ({returned} returned, then its arguments), "
+            f"so {count} {what} (None for zero), got {given}"
+        )
+
+
+def _real_value(value: Any) -> Any:
+    """A residual as a tangent: a fixed-point number's real value (the
+    tangents of number types are of their real values)."""
+    return float(value) if isinstance(value, FixedPoint) else value
 
 
 def _negated(value: Any) -> Any:
@@ -156,8 +228,25 @@ def _negated(value: Any) -> Any:
     return [-v for v in value] if isinstance(value, list) else -value
 
 
-def _same(before: Any, after: Any) -> bool:
-    return bool(np.array_equal(before, after)) if isinstance(before, np.ndarray) else before == after
+def _same(type: Attribute, before: Any, after: Any) -> bool:
+    """Whether a parameter of ``type`` came back bit-identical to what the
+    call made of it (a real given for a fixed-point or log number is the
+    number nearest it): a NaN (a masked entry) is unchanged, ``0.0`` for
+    ``-0.0`` is a change.  ``==`` would call every NaN changed."""
+    if isinstance(before, list):  # a stack, element by element
+        element = type.element_type if isinstance(type, StackType) else type
+        return (
+            isinstance(after, list)
+            and len(before) == len(after)
+            and all(_same(element, b, a) for b, a in zip(before, after))
+        )
+    if not isinstance(before, np.ndarray):
+        before = from_runtime(type, to_runtime(type, before, "", 0))
+    if isinstance(before, FixedPoint):
+        return before == after
+    old = np.asarray(before)
+    new = np.asarray(after, dtype=old.dtype)
+    return old.shape == new.shape and old.tobytes() == new.tobytes()
 
 
 class _Lumped:
@@ -198,12 +287,8 @@ class _Lumped:
         return np.concatenate(parts)
 
     def output_vector(self, output_tangents: tuple[Any, ...]) -> np.ndarray:
-        count, returned = len(self.outputs), len(self.outputs) - len(self.args)
-        if len(output_tangents) != count:
-            raise TypeError(
-                f"{self.name} has {count} output(s) ({returned} returned, then its arguments), "
-                f"so {count} output tangents (None for zero), got {len(output_tangents)}"
-            )
+        count = len(self.outputs)
+        _output_count(self.name, count, count - len(self.args), len(output_tangents), "output tangents")
         return self._vector(output_tangents, self.outputs, self.output_active, "output tangent")
 
     def input_vector(self, input_cotangents: tuple[Any, ...]) -> np.ndarray:
@@ -239,16 +324,18 @@ def constant_width(
     analysis of ``rev-lump-widths`` from Python.  A reversible function is,
     by the verifier.  For an ``@rv.ordinary`` function the report has the
     lumps of its data-flow graph at ``args`` in program order, by greedy
-    cutting and (up to ``exhaustive_limit`` ops) by exhaustive search;
+    cutting and (up to ``exhaustive_limit`` ops, at most
+    ``lumps.EXHAUSTIVE_MAX``) by exhaustive search;
     ``report.message()`` says it in one line.  A struct argument is its
     fields, as in a call (the report names them ``d.x``).  Errors as for
     ``rv.inverse_jvp``."""
     args = argument_tuple(args, "rv.constant_width")
+    limit = lumps.exhaustive_limit("rv.constant_width", exhaustive_limit)
     analysed: ReversibleFunction | InverseFunction | OrdinaryFunction = f
     if (structs := struct_call(f, args)) is not None:
         analysed, args = structs.function, tuple(structs.layout.flatten(args))
     if isinstance(analysed, OrdinaryFunction):
-        return ordinary_width(_graph(analysed, args), exhaustive_limit)
+        return ordinary_width(_graph(analysed, args), limit)
     spec = differentiated_specialization(analysed, args, "constant_width")
     function = SymbolTable.lookup_symbol(spec.module, spec.name)
     assert isinstance(function, rev.FuncOp)
@@ -261,7 +348,9 @@ def _is_float(type: Any) -> bool:
 
 def _split(vector: np.ndarray, like: Sequence[Any], active: Sequence[bool], absent: Sequence[Any]) -> tuple[Any, ...]:
     """``vector`` cut into one entry per value of ``like``: an array shaped
-    like an active array, a float for an active scalar, ``absent`` else."""
+    like an active array and of its dtype (as ``rv.jvp``'s tangents are;
+    the lumps solve in float64), a float for an active scalar, ``absent``
+    else."""
     found: list[Any] = []
     start = 0
     for value, is_active, missing in zip(like, active, absent):
@@ -271,5 +360,7 @@ def _split(vector: np.ndarray, like: Sequence[Any], active: Sequence[bool], abse
         size = int(np.size(value))
         chunk = vector[start : start + size]
         start += size
-        found.append(chunk.reshape(np.shape(value)).copy() if isinstance(value, np.ndarray) else float(chunk[0]))
+        found.append(
+            chunk.reshape(value.shape).astype(value.dtype) if isinstance(value, np.ndarray) else float(chunk[0])
+        )
     return tuple(found)

@@ -2,6 +2,13 @@
 // RUN: rev-opt %s -p rev-lump-widths --verify-diagnostics
 // RUN: rev-opt %s -p 'rev-lump-widths{exhaustive_limit=2}' 2>&1 >/dev/null | filecheck %s --check-prefix=LIMIT
 // RUN: rev-opt %s -p rev-lump-widths | filecheck %s --check-prefix=UNCHANGED
+// RUN: not rev-opt %s -p 'rev-lump-widths{exhaustive_limit=17}' 2>&1 | filecheck %s --check-prefix=TOO-MANY
+// RUN: not rev-opt %s -p 'rev-lump-widths{exhaustive_limit=-1}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
+
+// The exhaustive search is exponential in the ops that may run in any
+// order: a limit past 16, or a negative one, is an error.
+// TOO-MANY: error: rev-lump-widths: exhaustive_limit must be <= 16, got 17: the exhaustive search takes time and memory exponential in the number of ops that may run in any order
+// NEGATIVE: error: rev-lump-widths: exhaustive_limit must be >= 0, got -1
 
 // A remark per function: constant-width or why not, and the widths l of
 // its lumps (the order of each lump's dense Jacobian block) in program
