@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llvmlite import binding as llvm
 from llvmlite import ir
 from xdsl.dialects import gpu, scf
@@ -22,7 +24,7 @@ from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LLVMRejected, LocatedError
 from revmlir.gpu import nvptx, program, toolkit
 from revmlir.gpu.nvptx import device_rules
-from revmlir.gpu.outline import ScalarGradient
+from revmlir.gpu.outline import ScalarGradient, entry_name
 from revmlir.gpu.program import compile_kernels, module_ptx, ptx_from_llvm
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, emit_cubin, find_libdevice, find_ptxas
@@ -1076,6 +1078,38 @@ def test_a_kernel_named_outside_ptx_characters_is_launched_by_its_name():
     program = compile_kernels(_module(ODD_KERNELS.replace("NAME", '"k-1"')), ["k-1", "k-1.inv"])
     assert [program.kernels[n].entry for n in ("k-1", "k-1.inv")] == ["k$2d$1", "k$2d$1_inv"]
     assert ".visible .entry k$2d$1(" in program.ptx
+    assert emit_cubin(program.ptx)[:4] == ELF_MAGIC
+
+
+PTX_SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+")
+"""PTX's identifier (the PTX ISA, "Identifiers"), of which ``_`` alone is
+not one and ``WARP_SZ`` is predefined."""
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text(min_size=0, max_size=6), st.text(min_size=0, max_size=6))
+def test_every_name_is_spelled_as_a_ptx_symbol_and_apart_from_every_other(a: str, b: str):
+    for name in (a, b, "_", "WARP_SZ", "."):
+        spelled = nvptx.ptx_name(name)
+        assert PTX_SYMBOL.fullmatch(spelled) and spelled not in ("_", "WARP_SZ"), (name, spelled)
+        assert PTX_SYMBOL.fullmatch(entry_name(name)) and entry_name(name) not in ("_", "WARP_SZ"), name
+    assert (nvptx.ptx_name(a) == nvptx.ptx_name(b)) == (a == b)
+
+
+PTX_RESERVED_SAMPLE = ["_", "WARP_SZ", ".", "__", "_1", "$", "9x", "%tid", "tid", "ret", "add", "exit", "entry"]
+"""Kernel names PTX reserves or spells otherwise (``_``, ``WARP_SZ``; a
+lone dot is ``_`` as a kernel), beside names it takes as they are
+(instruction and directive names are not reserved)."""
+
+
+def test_kernels_named_as_ptx_reserves_have_entries_ptxas_takes():
+    text = "".join(ODD_KERNELS.replace("NAME", f'"{name}"') for name in PTX_RESERVED_SAMPLE)
+    program = compile_kernels(_module(text), PTX_RESERVED_SAMPLE)
+    entries = [program.kernels[name].entry for name in PTX_RESERVED_SAMPLE]
+    assert entries[:3] == ["$5f$", "$57$ARP_SZ", "$2e$"]
+    assert len(set(entries)) == len(entries)
+    for entry in entries:
+        assert f".visible .entry {entry}(" in program.ptx
     assert emit_cubin(program.ptx)[:4] == ELF_MAGIC
 
 
