@@ -5,6 +5,7 @@ errors."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -1111,6 +1112,33 @@ def test_kernels_named_as_ptx_reserves_have_entries_ptxas_takes():
     for entry in entries:
         assert f".visible .entry {entry}(" in program.ptx
     assert emit_cubin(program.ptx)[:4] == ELF_MAGIC
+
+
+@rv.reversible
+def __nv_sin(acc, v):
+    acc += math.sin(v)
+
+
+@rv.reversible
+def calls_nv_sin(y, x):
+    for i in rv.prange(len(y)):
+        __nv_sin(y[i], x[i])
+
+
+def test_a_function_named_like_libdevice_is_refused_at_it():
+    """libdevice names its functions ``__nv_<name>``: a device function or
+    a kernel so named would meet the one GPU code calls for its math (LLVM's
+    "invalid redefinition", unlocated), as ``@exp`` would a C library
+    function on the CPU. The CPU has no libdevice, and runs it."""
+    assert calls_nv_sin(np.zeros(2), np.ones(2))[0].tolist() == [math.sin(1.0)] * 2
+    with pytest.raises(
+        rv.NativeCompilationError,
+        match=r"the kernel of calls_nv_sin cannot be compiled: 'func.func' at .*test_gpu\.py:\d+:1: "
+        r"@__nv_sin is named like a libdevice function \(GPU code's math, whose functions are named '__nv_<name>'\)",
+    ):
+        rv.cuda.kernel(calls_nv_sin).compile(np.zeros(2), np.ones(2))
+    with pytest.raises(PassFailedException, match=r"kernels.mlir:2:1: @__nv_exp is named like a libdevice function"):
+        compile_kernels(_module(ODD_KERNELS.replace("NAME", "__nv_exp")), ["__nv_exp"])
 
 
 def test_two_kernels_with_one_entry_name_are_refused():
