@@ -1141,6 +1141,15 @@ def test_a_function_named_like_libdevice_is_refused_at_it():
         compile_kernels(_module(ODD_KERNELS.replace("NAME", "__nv_exp")), ["__nv_exp"])
 
 
+def test_a_kernel_named_twice_is_refused_before_anything_is_built():
+    """Named twice, a kernel would be outlined twice (xDSL's "Cannot replace
+    an operation without a parent", an ``IndexError`` from
+    ``compile_kernels``): the list is refused, naming the kernel, as a
+    kernel the module lacks is."""
+    with pytest.raises(PassFailedException, match=r"^kernel @k is named twice \(kernels: @k, @k\.inv, @k\)$"):
+        compile_kernels(_module(ODD_KERNELS.replace("NAME", "k")), ["k", "k.inv", "k"])
+
+
 def test_two_kernels_with_one_entry_name_are_refused():
     module = _module(ODD_KERNELS.replace("NAME", '"k.a"') + ODD_KERNELS.replace("NAME", "k_a"))
     with pytest.raises(PassFailedException, match=r"kernels.mlir:16:1: @k_a and @k.a both have the PTX name k_a"):

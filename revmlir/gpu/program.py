@@ -36,7 +36,7 @@ from revmlir.gpu import cache
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
 from revmlir.gpu.orderings import check_orderings
-from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_arena
+from revmlir.gpu.outline import CONTAINER, check_distinct_kernels, check_kernel_names, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
 from revmlir.gpu.trip_count import LoopBounds
@@ -600,6 +600,7 @@ def compile_kernels(
     check_architecture(arch)
     check_max_registers(max_registers)
     names = list(names)
+    check_distinct_kernels(names)
     return cache.cached(
         module,
         "kernels",
