@@ -34,7 +34,7 @@ from revmlir.collector import pausing, take_apart, take_apart_llvm_ir
 from revmlir.dialects.rev import FuncOp
 from revmlir.gpu import cache
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
-from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
+from revmlir.gpu.nvptx import LIBDEVICE_PREFIX, TRIPLE, device_llvm_ir
 from revmlir.gpu.orderings import check_orderings
 from revmlir.gpu.outline import CONTAINER, check_distinct_kernels, check_kernel_names, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
@@ -50,7 +50,6 @@ from revmlir.passes.invert import derive_inverses, invert_reached
 from revmlir.reachability import drop_functions_outside
 from revmlir.runtime_checks import check_table_errors
 
-LIBDEVICE_PREFIX = "__nv_"
 ARCHITECTURES = (
     "sm_60",
     "sm_61",
