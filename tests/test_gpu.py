@@ -25,9 +25,10 @@ from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LLVMRejected, LocatedError
 from revmlir.gpu import nvptx, program, toolkit
 from revmlir.gpu.nvptx import device_rules
-from revmlir.gpu.outline import ScalarGradient, entry_name
+from revmlir.gpu.outline import ScalarGradient, entry_name, takes_arena
+from revmlir.gpu.parameter_space import parameter_bytes
 from revmlir.gpu.program import compile_kernels, module_ptx, ptx_from_llvm
-from revmlir.gpu.runtime import raise_gpu_error
+from revmlir.gpu.runtime import parameter_struct, raise_gpu_error
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, emit_cubin, find_libdevice, find_ptxas
 from revmlir.lowering.llvm_code import of_llvmlite
 from revmlir.lowering.llvm_ir import llvm_ir
@@ -368,6 +369,83 @@ def test_a_std_kernel_that_returns_nothing_takes_its_scalars_on_the_gpu():
     np.testing.assert_array_equal(y, np.arange(1.0, 8.0) * 2.5)
     ptx = compile_kernels(module, ["scale"]).ptx
     assert ".visible .entry scale(" in ptx and emit_cubin(ptx)[:4] == ELF_MAGIC
+
+
+def _many_parameters(arrays: int, *scalars: str) -> ModuleOp:
+    """``ODD_KERNELS``'s ``@k`` (an array, a size, the error slot: 40 bytes
+    of parameters) taking ``arrays`` more arrays it never reads, of 16 bytes
+    each, and scalars of the types ``scalars``, which it returns."""
+    extra = "".join(f", %a{j}: memref<?xf64>" for j in range(arrays))
+    names = [f"%s{j}" for j in range(len(scalars))]
+    typed = "".join(f", {n}: {t}" for n, t in zip(names, scalars))
+    text = ODD_KERNELS.replace("NAME", "k").replace("%n: index)", f"%n: index{extra}{typed})")
+    returned = f"rev.return {', '.join(['%n', *names])} : {', '.join(['index', *scalars])}"
+    return _module(text.replace("rev.return %n : index", returned))
+
+
+def test_kernel_parameters_past_ptxs_parameter_space_are_refused_at_the_kernel(monkeypatch: pytest.MonkeyPatch):
+    """PTX before ISA 8.1 gives a kernel's parameters 4352 bytes (sm_90's PTX
+    is 7.8): a kernel at the limit compiles and assembles; one with a bool
+    more (a byte, then 7 of padding before the error slot's pointer) is
+    refused at its function, before LLVM, where ptxas (shown here with the
+    check off) refuses it naming a PTX line, counting the same bytes.
+    sm_100's PTX (8.6) gives 32764."""
+    at_limit = compile_kernels(_many_parameters(269, "f64"), ["k"], arch="sm_90").ptx  # 40 + 269·16 + 8
+    assert emit_cubin(at_limit, "sm_90")[:4] == ELF_MAGIC
+    with pytest.raises(
+        PassFailedException,
+        match=r"^'gpu.func' at kernels.mlir:2:1: kernel @k takes 4360 bytes of parameters, over the 4352 a kernel "
+        r"takes on sm_90 \(PTX 7.8\): each array is 8 bytes and 8 per dimension, each scalar its size",
+    ):
+        compile_kernels(_many_parameters(269, "f64", "i1"), ["k"], arch="sm_90")
+    assert program.ptx_version("sm_90") == (7, 8) and program.ptx_version("sm_100") == (8, 6)
+    assert compile_kernels(_many_parameters(300, "f64"), ["k"], arch="sm_100").kernels["k"].entry == "k"
+    monkeypatch.setattr(program, "check_parameter_space", lambda *_: None)
+    unchecked = program._compile_kernels(_many_parameters(269, "f64", "i1"), ["k"], "sm_90", 3, None, False)
+    with pytest.raises(ToolkitError, match=r"uses too much parameter space \(0x1108 bytes, 0x1100 max\)"):
+        emit_cubin(unchecked.ptx, "sm_90")
+
+
+@rv.reversible
+def mixed_parameters(y, x, a, b, n, m, c, d, flag):
+    for i in rv.prange(len(y)):
+        y[i] += x[i, 0] * a + b * n + m
+        if flag:
+            y[i] += c.real + d.imag
+
+
+@rv.reversible
+def arena_parameters(y, n):
+    for i in rv.prange(len(y)):
+        t = rv.zeros(n)
+        t[0] += 1.0
+        y[i] += t[0]
+        t[0] -= 1.0
+        rv.free(t)
+
+
+@pytest.mark.parametrize(
+    "function, args",
+    [
+        (
+            mixed_parameters,
+            (np.zeros(3), np.ones((3, 2)), 2.0, np.float32(1.5), 3, np.int32(2), 1 + 2j, np.complex64(1j), True),
+        ),
+        (arena_parameters, (np.zeros(3), 4)),
+    ],
+)
+def test_the_parameter_space_counted_is_what_a_launch_packs(function: Any, args: tuple[Any, ...]):
+    """The bytes the compile counts of a kernel's parameters (its
+    ``gpu.func``'s types) are the size of the buffer the runtime packs
+    for a launch (``parameter_struct``, from the function's types), which
+    the driver checks against the kernel's own (``_check_parameters``)."""
+    module, name = rv.cuda.kernel(function).rev_module(*args)
+    work, arguments, _ = program.lower_kernels(module, [name])
+    kernels = [op for op in work.walk() if isinstance(op, gpu.FuncOp)]
+    assert len(kernels) == 1
+    counted = parameter_bytes(kernels[0].function_type.inputs.data)
+    packed = parameter_struct(arguments[name], takes_arena(kernels[0])).size
+    assert counted == packed and counted > 40
 
 
 def test_ptxas_rejection_is_an_error_with_its_message():
