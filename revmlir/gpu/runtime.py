@@ -71,6 +71,7 @@ from revmlir.errors import LocatedError
 from revmlir.gpu.arrays import (
     LEGACY_DEFAULT_STREAM,
     DeviceArray,
+    ImpossibleArray,
     RefusedArray,
     check_array,
     kernel_array,
@@ -676,6 +677,10 @@ def describe(args: Sequence[Any], stream: int, name: str, first: int = 0) -> lis
         except RefusedArray as refused:
             raise ArgumentTypeError(
                 "argument {0} of {function}: {problem}", name, (i,), texts={"problem": str(refused)}
+            ) from None
+        except ImpossibleArray as impossible:
+            raise ArgumentValueError(
+                "argument {0} of {function}: {problem}", name, (i,), texts={"problem": str(impossible)}
             ) from None
         described.append(value if array is None else array)
     return described
