@@ -14,6 +14,7 @@ import threading
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -678,7 +679,7 @@ def test_arena_sizes() -> None:
     assert runtime.arena_plan(65536, wave) == (runtime.ARENA_LIMIT // 65536, 65536)
     for wrong, error in ((-1, ValueError), (runtime.ARENA_LIMIT, ValueError), (1.5, TypeError), (True, TypeError)):
         with pytest.raises(error, match="arena"):
-            runtime.check_arena(wrong)
+            runtime.arena_bytes(wrong)
     with pytest.raises(ValueError, match=r"arena=-16 bytes per thread is outside"):
         rv.cuda.kernel(scale_kernel)(np.zeros(3), np.ones(3), 2.0, arena=-16)
 
@@ -821,10 +822,48 @@ def test_stream_handles() -> None:
     assert runtime.stream_handle(CupyStream()) == 0x5678
     assert runtime.stream_handle(CoreStream()) == 0x9ABC
     assert runtime.stream_handle(Handle()) == 0xDEF0
-    with pytest.raises(TypeError, match="stream= takes a CUDA stream"):
-        runtime.stream_handle(True)
-    with pytest.raises(TypeError, match="stream= takes a CUDA stream .* got str"):
-        runtime.stream_handle("default")
+    assert runtime.stream_handle(np.int64(5)) == 5 and type(runtime.stream_handle(np.uint64(2**64 - 1))) is int
+    for wrong, shown in [
+        (True, "bool True"),
+        (np.True_, r"bool np.True_"),
+        ("default", "str 'default'"),
+        ("16", "str '16'"),  # was handle 16
+        (1.9, "float 1.9"),  # was handle 1, the legacy default stream
+        (np.float64(2.5), r"float64 np.float64\(2.5\)"),  # was handle 2, the per-thread stream
+        (Fraction(3, 1), r"Fraction Fraction\(3, 1\)"),
+    ]:
+        with pytest.raises(TypeError, match=rf"^stream= takes a CUDA stream \(a handle, .*\), got {shown}$"):
+            runtime.stream_handle(wrong)
+
+    class NegativeCupyStream:
+        ptr = -5
+
+    for wrong in (-1, 2**64, NegativeCupyStream()):
+        with pytest.raises(ValueError, match=r"^stream=.* is no CUDA stream handle, which is 0 to 2\*\*64-1$"):
+            runtime.stream_handle(wrong)
+
+
+def test_launch_options_are_refused_before_the_device_or_taken_as_integers(fake: Any) -> None:
+    """Runs without a GPU, on the fake driver.  ``stream=`` and ``arena=``
+    take integers, numpy's too (``arena=np.prod(shape) * 8`` is one), and
+    refuse other numbers, naming the option and the value, before the
+    driver is asked for anything."""
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    k(*args)
+    for options, error, message in [
+        ({"stream": 1.9}, TypeError, r"^stream= takes a CUDA stream .*, got float 1.9$"),
+        ({"stream": -1}, ValueError, r"^stream=-1 is no CUDA stream handle"),
+        ({"arena": np.float64(8192)}, TypeError, r"^arena= must be a number of bytes per thread, got float64 np"),
+        ({"arena": np.int64(-16)}, ValueError, r"^arena=-16 bytes per thread is outside 0\.\.1048576"),
+    ]:
+        fake.calls.clear()
+        with pytest.raises(error, match=message):
+            k(*args, **options)
+        assert fake.calls == []
+    fake.calls.clear()
+    k(*args, stream=np.int64(5), arena=np.int64(8192))
+    rv.cuda.synchronize()
+    assert fake.calls.count("cuLaunchKernel") == 1
 
 
 def test_no_pending_launch_synchronizes_at_once() -> None:
