@@ -57,12 +57,23 @@ def inverse_name(name: str) -> str:
     return name + INVERSE_SUFFIX
 
 
+PTX_RESERVED_NAMES = frozenset({"_", "WARP_SZ"})
+"""Spellings of ``[A-Za-z0-9_$]`` that PTX does not take as a symbol: a
+lone ``_`` (an identifier starting with ``_`` needs a second character)
+and ``WARP_SZ``, the one predefined identifier without a ``%``.  The
+others (``%tid``, …) start with ``%``, which ``identifier`` escapes, and
+instruction and directive names (``ret``, ``add``, ``entry``) are symbols
+ptxas takes."""
+
+
 def identifier(name: str, dot: str) -> str:
     """``name`` spelled as PTX takes a symbol (``[A-Za-z0-9_$]``, not
     starting with a digit): ``.`` is ``dot``, any other character outside
     ``[A-Za-z0-9_]`` (``$`` too, and a leading digit) its code point in hex
-    between two ``$`` (``a-b`` is ``a$2d$b``), the empty name ``$$``.  A
-    ``$`` in the result only ever starts or ends an escape, so names that
+    between two ``$`` (``a-b`` is ``a$2d$b``), the empty name ``$$``, and
+    a spelling PTX reserves (``PTX_RESERVED_NAMES``) has its first
+    character escaped (``_`` is ``$5f$``, ``WARP_SZ`` is ``$57$ARP_SZ``).
+    A ``$`` in the result only ever starts or ends an escape, so names that
     differ are spelled apart, but for what ``dot`` spells (``_$_`` keeps
     them apart, ``_`` does not)."""
     if not name:
@@ -75,6 +86,8 @@ def identifier(name: str, dot: str) -> str:
         else f"${ord(c):x}$"
         for i, c in enumerate(name)
     ]
+    if "".join(spelled) in PTX_RESERVED_NAMES:
+        spelled[0] = f"${ord(name[0]):x}$"
     return "".join(spelled)
 
 

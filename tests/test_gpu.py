@@ -5,12 +5,15 @@ errors."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llvmlite import binding as llvm
 from llvmlite import ir
 from xdsl.dialects import gpu, scf
@@ -22,9 +25,10 @@ from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LLVMRejected, LocatedError
 from revmlir.gpu import nvptx, program, toolkit
 from revmlir.gpu.nvptx import device_rules
-from revmlir.gpu.outline import ScalarGradient
+from revmlir.gpu.outline import ScalarGradient, entry_name, takes_arena
+from revmlir.gpu.parameter_space import parameter_bytes
 from revmlir.gpu.program import compile_kernels, module_ptx, ptx_from_llvm
-from revmlir.gpu.runtime import raise_gpu_error
+from revmlir.gpu.runtime import parameter_struct, raise_gpu_error
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, emit_cubin, find_libdevice, find_ptxas
 from revmlir.lowering.llvm_code import of_llvmlite
 from revmlir.lowering.llvm_ir import llvm_ir
@@ -365,6 +369,83 @@ def test_a_std_kernel_that_returns_nothing_takes_its_scalars_on_the_gpu():
     np.testing.assert_array_equal(y, np.arange(1.0, 8.0) * 2.5)
     ptx = compile_kernels(module, ["scale"]).ptx
     assert ".visible .entry scale(" in ptx and emit_cubin(ptx)[:4] == ELF_MAGIC
+
+
+def _many_parameters(arrays: int, *scalars: str) -> ModuleOp:
+    """``ODD_KERNELS``'s ``@k`` (an array, a size, the error slot: 40 bytes
+    of parameters) taking ``arrays`` more arrays it never reads, of 16 bytes
+    each, and scalars of the types ``scalars``, which it returns."""
+    extra = "".join(f", %a{j}: memref<?xf64>" for j in range(arrays))
+    names = [f"%s{j}" for j in range(len(scalars))]
+    typed = "".join(f", {n}: {t}" for n, t in zip(names, scalars))
+    text = ODD_KERNELS.replace("NAME", "k").replace("%n: index)", f"%n: index{extra}{typed})")
+    returned = f"rev.return {', '.join(['%n', *names])} : {', '.join(['index', *scalars])}"
+    return _module(text.replace("rev.return %n : index", returned))
+
+
+def test_kernel_parameters_past_ptxs_parameter_space_are_refused_at_the_kernel(monkeypatch: pytest.MonkeyPatch):
+    """PTX before ISA 8.1 gives a kernel's parameters 4352 bytes (sm_90's PTX
+    is 7.8): a kernel at the limit compiles and assembles; one with a bool
+    more (a byte, then 7 of padding before the error slot's pointer) is
+    refused at its function, before LLVM, where ptxas (shown here with the
+    check off) refuses it naming a PTX line, counting the same bytes.
+    sm_100's PTX (8.6) gives 32764."""
+    at_limit = compile_kernels(_many_parameters(269, "f64"), ["k"], arch="sm_90").ptx  # 40 + 269·16 + 8
+    assert emit_cubin(at_limit, "sm_90")[:4] == ELF_MAGIC
+    with pytest.raises(
+        PassFailedException,
+        match=r"^'gpu.func' at kernels.mlir:2:1: kernel @k takes 4360 bytes of parameters, over the 4352 a kernel "
+        r"takes on sm_90 \(PTX 7.8\): each array is 8 bytes and 8 per dimension, each scalar its size",
+    ):
+        compile_kernels(_many_parameters(269, "f64", "i1"), ["k"], arch="sm_90")
+    assert program.ptx_version("sm_90") == (7, 8) and program.ptx_version("sm_100") == (8, 6)
+    assert compile_kernels(_many_parameters(300, "f64"), ["k"], arch="sm_100").kernels["k"].entry == "k"
+    monkeypatch.setattr(program, "check_parameter_space", lambda *_: None)
+    unchecked = program._compile_kernels(_many_parameters(269, "f64", "i1"), ["k"], "sm_90", 3, None, False)
+    with pytest.raises(ToolkitError, match=r"uses too much parameter space \(0x1108 bytes, 0x1100 max\)"):
+        emit_cubin(unchecked.ptx, "sm_90")
+
+
+@rv.reversible
+def mixed_parameters(y, x, a, b, n, m, c, d, flag):
+    for i in rv.prange(len(y)):
+        y[i] += x[i, 0] * a + b * n + m
+        if flag:
+            y[i] += c.real + d.imag
+
+
+@rv.reversible
+def arena_parameters(y, n):
+    for i in rv.prange(len(y)):
+        t = rv.zeros(n)
+        t[0] += 1.0
+        y[i] += t[0]
+        t[0] -= 1.0
+        rv.free(t)
+
+
+@pytest.mark.parametrize(
+    "function, args",
+    [
+        (
+            mixed_parameters,
+            (np.zeros(3), np.ones((3, 2)), 2.0, np.float32(1.5), 3, np.int32(2), 1 + 2j, np.complex64(1j), True),
+        ),
+        (arena_parameters, (np.zeros(3), 4)),
+    ],
+)
+def test_the_parameter_space_counted_is_what_a_launch_packs(function: Any, args: tuple[Any, ...]):
+    """The bytes the compile counts of a kernel's parameters (its
+    ``gpu.func``'s types) are the size of the buffer the runtime packs
+    for a launch (``parameter_struct``, from the function's types), which
+    the driver checks against the kernel's own (``_check_parameters``)."""
+    module, name = rv.cuda.kernel(function).rev_module(*args)
+    work, arguments, _ = program.lower_kernels(module, [name])
+    kernels = [op for op in work.walk() if isinstance(op, gpu.FuncOp)]
+    assert len(kernels) == 1
+    counted = parameter_bytes(kernels[0].function_type.inputs.data)
+    packed = parameter_struct(arguments[name], takes_arena(kernels[0])).size
+    assert counted == packed and counted > 40
 
 
 def test_ptxas_rejection_is_an_error_with_its_message():
@@ -1077,6 +1158,74 @@ def test_a_kernel_named_outside_ptx_characters_is_launched_by_its_name():
     assert [program.kernels[n].entry for n in ("k-1", "k-1.inv")] == ["k$2d$1", "k$2d$1_inv"]
     assert ".visible .entry k$2d$1(" in program.ptx
     assert emit_cubin(program.ptx)[:4] == ELF_MAGIC
+
+
+PTX_SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+")
+"""PTX's identifier (the PTX ISA, "Identifiers"), of which ``_`` alone is
+not one and ``WARP_SZ`` is predefined."""
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text(min_size=0, max_size=6), st.text(min_size=0, max_size=6))
+def test_every_name_is_spelled_as_a_ptx_symbol_and_apart_from_every_other(a: str, b: str):
+    for name in (a, b, "_", "WARP_SZ", "."):
+        spelled = nvptx.ptx_name(name)
+        assert PTX_SYMBOL.fullmatch(spelled) and spelled not in ("_", "WARP_SZ"), (name, spelled)
+        assert PTX_SYMBOL.fullmatch(entry_name(name)) and entry_name(name) not in ("_", "WARP_SZ"), name
+    assert (nvptx.ptx_name(a) == nvptx.ptx_name(b)) == (a == b)
+
+
+PTX_RESERVED_SAMPLE = ["_", "WARP_SZ", ".", "__", "_1", "$", "9x", "%tid", "tid", "ret", "add", "exit", "entry"]
+"""Kernel names PTX reserves or spells otherwise (``_``, ``WARP_SZ``; a
+lone dot is ``_`` as a kernel), beside names it takes as they are
+(instruction and directive names are not reserved)."""
+
+
+def test_kernels_named_as_ptx_reserves_have_entries_ptxas_takes():
+    text = "".join(ODD_KERNELS.replace("NAME", f'"{name}"') for name in PTX_RESERVED_SAMPLE)
+    program = compile_kernels(_module(text), PTX_RESERVED_SAMPLE)
+    entries = [program.kernels[name].entry for name in PTX_RESERVED_SAMPLE]
+    assert entries[:3] == ["$5f$", "$57$ARP_SZ", "$2e$"]
+    assert len(set(entries)) == len(entries)
+    for entry in entries:
+        assert f".visible .entry {entry}(" in program.ptx
+    assert emit_cubin(program.ptx)[:4] == ELF_MAGIC
+
+
+@rv.reversible
+def __nv_sin(acc, v):
+    acc += math.sin(v)
+
+
+@rv.reversible
+def calls_nv_sin(y, x):
+    for i in rv.prange(len(y)):
+        __nv_sin(y[i], x[i])
+
+
+def test_a_function_named_like_libdevice_is_refused_at_it():
+    """libdevice names its functions ``__nv_<name>``: a device function or
+    a kernel so named would meet the one GPU code calls for its math (LLVM's
+    "invalid redefinition", unlocated), as ``@exp`` would a C library
+    function on the CPU. The CPU has no libdevice, and runs it."""
+    assert calls_nv_sin(np.zeros(2), np.ones(2))[0].tolist() == [math.sin(1.0)] * 2
+    with pytest.raises(
+        rv.NativeCompilationError,
+        match=r"the kernel of calls_nv_sin cannot be compiled: 'func.func' at .*test_gpu\.py:\d+:1: "
+        r"@__nv_sin is named like a libdevice function \(GPU code's math, whose functions are named '__nv_<name>'\)",
+    ):
+        rv.cuda.kernel(calls_nv_sin).compile(np.zeros(2), np.ones(2))
+    with pytest.raises(PassFailedException, match=r"kernels.mlir:2:1: @__nv_exp is named like a libdevice function"):
+        compile_kernels(_module(ODD_KERNELS.replace("NAME", "__nv_exp")), ["__nv_exp"])
+
+
+def test_a_kernel_named_twice_is_refused_before_anything_is_built():
+    """Named twice, a kernel would be outlined twice (xDSL's "Cannot replace
+    an operation without a parent", an ``IndexError`` from
+    ``compile_kernels``): the list is refused, naming the kernel, as a
+    kernel the module lacks is."""
+    with pytest.raises(PassFailedException, match=r"^kernel @k is named twice \(kernels: @k, @k\.inv, @k\)$"):
+        compile_kernels(_module(ODD_KERNELS.replace("NAME", "k")), ["k", "k.inv", "k"])
 
 
 def test_two_kernels_with_one_entry_name_are_refused():

@@ -14,6 +14,7 @@ import threading
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -678,7 +679,7 @@ def test_arena_sizes() -> None:
     assert runtime.arena_plan(65536, wave) == (runtime.ARENA_LIMIT // 65536, 65536)
     for wrong, error in ((-1, ValueError), (runtime.ARENA_LIMIT, ValueError), (1.5, TypeError), (True, TypeError)):
         with pytest.raises(error, match="arena"):
-            runtime.check_arena(wrong)
+            runtime.arena_bytes(wrong)
     with pytest.raises(ValueError, match=r"arena=-16 bytes per thread is outside"):
         rv.cuda.kernel(scale_kernel)(np.zeros(3), np.ones(3), 2.0, arena=-16)
 
@@ -821,10 +822,48 @@ def test_stream_handles() -> None:
     assert runtime.stream_handle(CupyStream()) == 0x5678
     assert runtime.stream_handle(CoreStream()) == 0x9ABC
     assert runtime.stream_handle(Handle()) == 0xDEF0
-    with pytest.raises(TypeError, match="stream= takes a CUDA stream"):
-        runtime.stream_handle(True)
-    with pytest.raises(TypeError, match="stream= takes a CUDA stream .* got str"):
-        runtime.stream_handle("default")
+    assert runtime.stream_handle(np.int64(5)) == 5 and type(runtime.stream_handle(np.uint64(2**64 - 1))) is int
+    for wrong, shown in [
+        (True, "bool True"),
+        (np.True_, r"bool np.True_"),
+        ("default", "str 'default'"),
+        ("16", "str '16'"),  # was handle 16
+        (1.9, "float 1.9"),  # was handle 1, the legacy default stream
+        (np.float64(2.5), r"float64 np.float64\(2.5\)"),  # was handle 2, the per-thread stream
+        (Fraction(3, 1), r"Fraction Fraction\(3, 1\)"),
+    ]:
+        with pytest.raises(TypeError, match=rf"^stream= takes a CUDA stream \(a handle, .*\), got {shown}$"):
+            runtime.stream_handle(wrong)
+
+    class NegativeCupyStream:
+        ptr = -5
+
+    for wrong in (-1, 2**64, NegativeCupyStream()):
+        with pytest.raises(ValueError, match=r"^stream=.* is no CUDA stream handle, which is 0 to 2\*\*64-1$"):
+            runtime.stream_handle(wrong)
+
+
+def test_launch_options_are_refused_before_the_device_or_taken_as_integers(fake: Any) -> None:
+    """Runs without a GPU, on the fake driver.  ``stream=`` and ``arena=``
+    take integers, numpy's too (``arena=np.prod(shape) * 8`` is one), and
+    refuse other numbers, naming the option and the value, before the
+    driver is asked for anything."""
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    k(*args)
+    for options, error, message in [
+        ({"stream": 1.9}, TypeError, r"^stream= takes a CUDA stream .*, got float 1.9$"),
+        ({"stream": -1}, ValueError, r"^stream=-1 is no CUDA stream handle"),
+        ({"arena": np.float64(8192)}, TypeError, r"^arena= must be a number of bytes per thread, got float64 np"),
+        ({"arena": np.int64(-16)}, ValueError, r"^arena=-16 bytes per thread is outside 0\.\.1048576"),
+    ]:
+        fake.calls.clear()
+        with pytest.raises(error, match=message):
+            k(*args, **options)
+        assert fake.calls == []
+    fake.calls.clear()
+    k(*args, stream=np.int64(5), arena=np.int64(8192))
+    rv.cuda.synchronize()
+    assert fake.calls.count("cuLaunchKernel") == 1
 
 
 def test_no_pending_launch_synchronizes_at_once() -> None:
@@ -972,6 +1011,70 @@ def test_a_launch_refuses_numpy_arrays_that_share_memory(fake: Any) -> None:
     k(np.zeros(4), np.ones(3), idx)
     k(device_y, whole[:3], idx)
     assert fake.calls.count("cuLaunchKernel") == 2
+
+
+MALFORMED_INTERFACES = [
+    ({"data": None}, TypeError, "has no 'data', which the protocol requires"),
+    ({"version": None}, TypeError, "has no 'version', which the protocol requires"),
+    ({"shape": (-4,)}, ValueError, r"has shape=\(-4,\): an extent is 0 to 2\*\*63-1"),
+    ({"shape": (2**63,)}, ValueError, r"has shape=\(9223372036854775808,\): an extent is 0 to 2\*\*63-1"),
+    ({"shape": (4.5,)}, TypeError, r"has shape=\(4.5,\): the protocol's shape is a tuple of integers"),
+    ({"shape": [4]}, TypeError, r"has shape=\[4\]: the protocol's shape is a tuple of integers"),
+    ({"shape": (True,)}, TypeError, r"has shape=\(True,\): the protocol's shape is a tuple of integers"),
+    ({"typestr": "zz"}, TypeError, r"has typestr='zz': the protocol's typestr is a numpy type string"),
+    ({"typestr": 8}, TypeError, r"has typestr=8: the protocol's typestr is a numpy type string"),
+    ({"data": ("abc", False)}, TypeError, r"has data=\('abc', False\): the protocol's data is \(pointer: int, read-"),
+    ({"data": (0x10000,)}, TypeError, r"has data=\(65536,\): the protocol's data is \(pointer: int, read-only"),
+    ({"data": (0x10000, "no")}, TypeError, r"has data=\(65536, 'no'\): the protocol's data is \(pointer"),
+    ({"data": (-16, False)}, ValueError, r"has data=\(-16, False\): the pointer of 32 bytes must be non-null, and"),
+    ({"data": (2**64 - 16, False)}, ValueError, r"the pointer of 32 bytes must be non-null, and its bytes end below"),
+    ({"data": (0, False)}, ValueError, r"has data=\(0, False\): the pointer of 32 bytes must be non-null"),
+    ({"version": "3"}, TypeError, r"has version='3': the protocol's version is an integer"),
+    ({"strides": (8, 8)}, TypeError, r"has strides=\(8, 8\): the protocol's strides are None or a tuple of 1 int"),
+    ({"stream": 1.5}, TypeError, r"has stream=1.5: the protocol's stream is None or an integer handle"),
+    ({"stream": 0}, ValueError, r"has stream=0: a stream handle is 1 to 2\*\*64-1 \(the protocol disallows 0"),
+    ({"stream": 2**64}, ValueError, r"has stream=18446744073709551616: a stream handle is 1 to 2\*\*64-1"),
+]
+
+
+@pytest.mark.parametrize(("fields", "error", "message"), MALFORMED_INTERFACES)
+def test_a_malformed_cuda_array_interface_is_refused_naming_the_field_before_the_driver(
+    fake: Any, fields: dict[str, Any], error: type, message: str
+) -> None:
+    """Runs without a GPU, on the fake driver.  An interface the CUDA Array
+    Interface (version 3) does not allow is refused naming the argument and
+    the field, before the driver is asked for anything: a missing field was
+    a ``KeyError``, a pointer past 64 bits a ``struct.error`` in the
+    parameters' packing, and a negative extent reached the kernel as a huge
+    unsigned size."""
+    k, (y, x, idx) = rv.cuda.kernel(gather), gather_arrays()
+    k(y, x, idx)  # compiled, and the device set up
+    interface = {**y.__cuda_array_interface__, **fields}
+    y.__cuda_array_interface__ = {key: v for key, v in interface.items() if v is not None or key == "strides"}
+    fake.calls.clear()
+    with pytest.raises(error, match=r"^argument 'y' of gather: a test_gpu_runtime array's __cuda_array_interface__ "):
+        k(y, x, idx)
+    with pytest.raises(error, match=message):
+        k(y, x, idx)
+    assert fake.calls == []
+
+
+def test_a_cuda_array_interface_of_numpy_integers_and_an_empty_array_at_null_is_read() -> None:
+    """Integers of numpy count as the protocol's integers, counted as
+    Python's (no wrapping around), and an empty array's pointer is 0, as the
+    protocol says it is."""
+    value = FakeCudaArray(shape=(np.int64(2), 3), typestr="<f4", data=(np.uint64(0x20000), np.bool_(True)))
+    array = arrays.kernel_array(value, 0)
+    assert isinstance(array, DeviceArray) and (array.pointer, array.shape, array.readonly) == (0x20000, (2, 3), True)
+    assert all(type(extent) is int for extent in array.shape)
+    wrapping = FakeCudaArray(shape=(3,), typestr="<f8", data=(np.uint64(2**64 - 16), False))
+    with pytest.raises(ValueError, match=r"the pointer of 24 bytes must be non-null, and its bytes end below 2\*\*64"):
+        arrays.kernel_array(wrapping, 0)  # numpy's sum of the pointer and the size wraps around
+    huge = FakeCudaArray(shape=(np.int64(2**62), np.int64(4)), typestr="<f8", data=(0x20000, False))
+    with pytest.raises(ValueError, match=r"the pointer of 147573952589676412928 bytes must be non-null"):
+        arrays.kernel_array(huge, 0)  # numpy's product of the extents wraps around
+    empty = arrays.kernel_array(FakeCudaArray(shape=(0,), typestr="<f8", data=(0, False), stream=2), 0)
+    assert isinstance(empty, DeviceArray) and (empty.pointer, empty.nbytes, empty.stream) == (0, 0, 2)
 
 
 @pytest.mark.parametrize("producer, waited", [(None, []), (1, []), (5, []), (9, [9, 9, 9])])

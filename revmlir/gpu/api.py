@@ -154,7 +154,7 @@ class Kernel:
             args = bound_by_position(who, self.parameters, args, keywords)
             target.source.check_count(args)  # before an argument past the parameters is described
         if arena is not None:
-            runtime.check_arena(arena)
+            arena = runtime.arena_bytes(arena)
         handle = runtime.stream_handle(stream)
         gradient: Callable[[int], str] | None = None  # how an adjoint's are named, once f's specialisation is known
         try:

@@ -56,6 +56,12 @@ class RefusedArray(TypeError):
     argument it is for (``revmlir.gpu.runtime.describe`` names it)."""
 
 
+class ImpossibleArray(ValueError):
+    """An array whose description has the right types but values no array
+    has (a negative extent, a pointer outside the address space), said of
+    the value as a ``RefusedArray`` is; ``describe`` names the argument."""
+
+
 @dataclass(slots=True)
 class DeviceArray:
     """An array in device memory, as a kernel argument sees it.  One is made
@@ -127,26 +133,105 @@ def kernel_array(value: Any, stream: int) -> DeviceArray | np.ndarray | None:
     return np.from_dlpack(value)
 
 
+ADDRESS_SPACE = 2**64
+"""Device pointers and stream handles are 64-bit."""
+LARGEST_EXTENT = 2**63 - 1
+"""A kernel takes each size as an ``i64`` (the ABI of docs/gpu.md)."""
+
+
 def cuda_array(value: Any, interface: dict[str, Any]) -> DeviceArray:
     """The description of ``value``, whose ``__cuda_array_interface__`` is
-    ``interface`` (read once: CuPy builds it at each read)."""
+    ``interface`` (read once: CuPy builds it at each read), checked as the
+    CUDA Array Interface (version 3) defines it: ``shape`` a tuple of
+    non-negative integers, ``typestr`` numpy's type string, ``data`` a
+    pointer and a read-only flag, ``version`` an integer, and the optional
+    ``strides`` (one integer per dimension), ``stream`` (an integer handle,
+    not 0) and ``mask``.  A field missing or of another type is a
+    ``RefusedArray``, a value no array has an ``ImpossibleArray``, each
+    naming the field: the kernel would take a negative extent as a huge
+    unsigned size, and a pointer past 64 bits failed in the parameters'
+    packing, naming nothing."""
     what = producer_name(value)
     if interface.get("mask") is not None:
         raise RefusedArray(f"{what} with a mask (__cuda_array_interface__) cannot be a kernel argument")
-    shape = tuple(map(int, interface["shape"]))
-    dtype = _dtype_of(interface["typestr"])
-    pointer, readonly = interface["data"]
+    try:
+        shape, typestr, data, version = (
+            interface["shape"],
+            interface["typestr"],
+            interface["data"],
+            interface["version"],
+        )
+    except KeyError as missing:
+        raise RefusedArray(
+            f"{what}'s __cuda_array_interface__ has no {missing.args[0]!r}, which the protocol requires"
+        ) from None
+    if not _extents(shape):
+        if _integers(shape):
+            raise ImpossibleArray(_field(what, "shape", shape, "an extent is 0 to 2**63-1"))
+        raise RefusedArray(_field(what, "shape", shape, "the protocol's shape is a tuple of integers"))
+    dtype = _dtype_of(typestr) if type(typestr) is str else None
+    if dtype is None:
+        raise RefusedArray(_field(what, "typestr", typestr, "the protocol's typestr is a numpy type string ('<f8')"))
+    if not (type(data) is tuple and len(data) == 2 and _integer(data[0]) and _flag(data[1])):
+        raise RefusedArray(_field(what, "data", data, "the protocol's data is (pointer: int, read-only: bool)"))
+    if not all(type(extent) is int for extent in shape):  # numpy's: no overflow in the product
+        shape = tuple(map(int, shape))
+    pointer, readonly = int(data[0]), data[1]
+    nbytes = math.prod(shape) * dtype.itemsize
+    if not (0 < pointer and pointer + nbytes <= ADDRESS_SPACE or pointer == nbytes == 0):
+        raise ImpossibleArray(
+            _field(what, "data", data, f"the pointer of {nbytes} bytes must be non-null, and its bytes end below 2**64")
+        )
+    if not _integer(version):
+        raise RefusedArray(_field(what, "version", version, "the protocol's version is an integer"))
     strides = interface.get("strides")
-    if strides is not None and not _c_contiguous(shape, tuple(strides), dtype.itemsize):
-        raise _not_contiguous(what)
+    if strides is not None:
+        if not _integers(strides) or len(strides) != len(shape):
+            rule = f"the protocol's strides are None or a tuple of {len(shape)} integers, one per dimension"
+            raise RefusedArray(_field(what, "strides", strides, rule))
+        if not _c_contiguous(shape, strides, dtype.itemsize):
+            raise _not_contiguous(what)
     stream = interface.get("stream")
-    return DeviceArray(int(pointer or 0), shape, dtype, bool(readonly), None, value, what, stream)
+    if stream is not None and not (_integer(stream) and 0 < stream < ADDRESS_SPACE):
+        if _integer(stream):
+            rule = "a stream handle is 1 to 2**64-1 (the protocol disallows 0, which is ambiguous)"
+            raise ImpossibleArray(_field(what, "stream", stream, rule))
+        raise RefusedArray(_field(what, "stream", stream, "the protocol's stream is None or an integer handle"))
+    return DeviceArray(pointer, shape, dtype, bool(readonly), None, value, what, stream)
+
+
+def _integer(value: Any) -> bool:
+    """An integer of Python or numpy, not a bool (which the protocol never
+    means as a number; ``bool`` is no ``int`` by ``type``, ``np.bool_`` no
+    ``np.integer``)."""
+    return type(value) is int or isinstance(value, np.integer)
+
+
+def _integers(values: Any) -> bool:
+    return type(values) is tuple and all(_integer(v) for v in values)
+
+
+def _extents(shape: Any) -> bool:
+    """Whether ``shape`` is a tuple of integers a kernel takes as sizes."""
+    return type(shape) is tuple and all(_integer(e) and 0 <= e <= LARGEST_EXTENT for e in shape)
+
+
+def _flag(value: Any) -> bool:
+    return type(value) is bool or isinstance(value, np.bool_)
+
+
+def _field(what: str, key: str, value: Any, rule: str) -> str:
+    return f"{what}'s __cuda_array_interface__ has {key}={value!r}: {rule}"
 
 
 @functools.cache
-def _dtype_of(typestr: str) -> np.dtype:
-    """numpy's dtype of an interface's ``typestr``, parsed once per string."""
-    return np.dtype(typestr)
+def _dtype_of(typestr: str) -> np.dtype | None:
+    """numpy's dtype of an interface's ``typestr``, parsed once per string;
+    None for a string numpy does not read."""
+    try:
+        return np.dtype(typestr)
+    except (TypeError, ValueError):
+        return None
 
 
 class _DLDevice(ctypes.Structure):

@@ -67,6 +67,8 @@ from revmlir.runtime_checks import REPORT
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_CONVENTION = "ptx_kernel"
 
+LIBDEVICE_PREFIX = "__nv_"
+"""libdevice names each of its functions ``__nv_<name>``."""
 LIBDEVICE_INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "pow")
 """LLVM math intrinsics NVPTX cannot select, which libdevice has as
 ``__nv_<name>`` (f64) and ``__nv_<name>f`` (f32)."""
@@ -164,7 +166,7 @@ def libdevice_name(callee: str, operands: Sequence[Attribute], result: Attribute
     arity = 2 if name in BINARY_MATH else 1
     if expected is None or result != expected or len(operands) != arity or any(t != expected for t in floats):
         return None
-    return f"__nv_{name}{'f' if isinstance(expected, Float32Type) else ''}"
+    return f"{LIBDEVICE_PREFIX}{name}{'f' if isinstance(expected, Float32Type) else ''}"
 
 
 def _selectable(intrinsic: str) -> bool:
@@ -386,15 +388,23 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
 def _ptx_names(module: gpu.ModuleOp) -> dict[str, str]:
     """The PTX name of each function of ``module`` (a kernel's ``.entry``,
     a device function's ``.func``), refusing two functions that would have
-    the same one: a kernel's dots are ``_`` (the ABI's ``k_adj``), so
+    the same one (a kernel's dots are ``_``, the ABI's ``k_adj``, so
     kernel ``@k.adj`` meets ``@k_adj``, which LLVM would make a duplicate
-    symbol."""
+    symbol) and one named in libdevice's namespace, whose function of that
+    name ``map_to_libdevice`` declares beside it: the GPU's counterpart of
+    the C library names native code refuses
+    (``revmlir.lowering.std_to_llvm.check_symbol_names``)."""
     names: dict[str, str] = {}
     owners: dict[str, gpu.FuncOp | func.FuncOp] = {}
     for op in module.body.ops:
         if isinstance(op, gpu.FuncOp | func.FuncOp):
             name = op.sym_name.data
             names[name] = entry_name(name) if isinstance(op, gpu.FuncOp) else ptx_name(name)
+            if names[name].startswith(LIBDEVICE_PREFIX):
+                raise PassFailedException(
+                    f"{describe_op(op)}: @{name} is named like a libdevice function (GPU code's math, "
+                    f"whose functions are named '{LIBDEVICE_PREFIX}<name>'): rename it"
+                )
             if (other := owners.setdefault(names[name], op)) is not op:
                 raise PassFailedException(
                     f"{describe_op(op)}: @{name} and @{other.sym_name.data} both have the PTX name "

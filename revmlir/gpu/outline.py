@@ -35,7 +35,7 @@ holds three more words, the thread's ``[top, base, end]``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -609,9 +609,22 @@ def launch(function: func.FuncOp, module_name: str, arena: bool) -> func.FuncOp:
     return host
 
 
-def check_kernel_names(names: Iterable[str], functions: Collection[str]) -> None:
-    """A ``PassFailedException`` naming the first of ``names`` that is not
-    one of the module's ``functions``, and those it has."""
+def check_distinct_kernels(names: Sequence[str]) -> None:
+    """A ``PassFailedException`` naming the first of ``names`` named twice:
+    a function is outlined once, and a program has one kernel per name, so
+    a repeated name is a mistake in the list (``rev-gpu-outline{kernels=f,f}``),
+    said before anything is built for it."""
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            listed = ", ".join("@" + n for n in names)
+            raise PassFailedException(f"kernel @{name} is named twice (kernels: {listed})")
+
+
+def check_kernel_names(names: Sequence[str], functions: Collection[str]) -> None:
+    """A ``PassFailedException`` naming the first of ``names`` named twice
+    (``check_distinct_kernels``) or that is not one of the module's
+    ``functions``, and those it has."""
+    check_distinct_kernels(names)
     for name in names:
         if name not in functions:
             known = ", ".join("@" + n for n in functions) or "none"

@@ -34,9 +34,10 @@ from revmlir.collector import pausing, take_apart, take_apart_llvm_ir
 from revmlir.dialects.rev import FuncOp
 from revmlir.gpu import cache
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
-from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
+from revmlir.gpu.nvptx import LIBDEVICE_PREFIX, TRIPLE, device_llvm_ir
 from revmlir.gpu.orderings import check_orderings
-from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_arena
+from revmlir.gpu.outline import CONTAINER, check_distinct_kernels, check_kernel_names, outline, takes_arena
+from revmlir.gpu.parameter_space import check_parameter_space
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
 from revmlir.gpu.trip_count import LoopBounds
@@ -50,7 +51,6 @@ from revmlir.passes.invert import derive_inverses, invert_reached
 from revmlir.reachability import drop_functions_outside
 from revmlir.runtime_checks import check_table_errors
 
-LIBDEVICE_PREFIX = "__nv_"
 ARCHITECTURES = (
     "sm_60",
     "sm_61",
@@ -209,6 +209,20 @@ def target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
     features = MINIMUM_PTX if arch in OLD_PTX_ARCHITECTURES else ""
     level = min(opt_level, CODE_GENERATOR_LEVEL)
     return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, features=features, opt=level)
+
+
+@functools.cache
+def ptx_version(arch: str) -> tuple[int, int]:
+    """The PTX ISA version the PTX for ``arch`` declares (``.version``):
+    LLVM's for the GPU (the first that has it: 7.8 for sm_90, 8.6 for
+    sm_100), or ``MINIMUM_PTX``'s, read off an empty kernel once per GPU."""
+    machine = target_machine(arch, 0)
+    module = llvm.parse_assembly(f'target triple = "{TRIPLE}"\ndefine ptx_kernel void @k() {{ ret void }}')
+    with _lock:  # not within another emission's options (``_emit_without_machine_sinking``)
+        text = machine.emit_assembly(module)
+    found = re.search(r"^\.version (\d+)\.(\d+)", text, re.MULTILINE)
+    assert found is not None, "NVPTX writes a .version"
+    return int(found[1]), int(found[2])
 
 
 @functools.cache
@@ -600,6 +614,7 @@ def compile_kernels(
     check_architecture(arch)
     check_max_registers(max_registers)
     names = list(names)
+    check_distinct_kernels(names)
     return cache.cached(
         module,
         "kernels",
@@ -627,6 +642,7 @@ def _compile_kernels(
         if isinstance(k, gpu.FuncOp)
     }
     check_orderings(work, arch)
+    check_parameter_space(work, arch, ptx_version(arch))
     code, entries = device_llvm_ir(work)
     kernels = {name: KernelInfo(entries[name], arguments[name], arenas[name], bounds[name]) for name in names}
     ptx = _ptx(work, code, arch, opt_level, [k.entry for k in kernels.values()], max_registers)
@@ -653,6 +669,7 @@ def module_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, opt_level: int = 3) -
 def _module_ptx(module: ModuleOp, arch: str, opt_level: int) -> str:
     work, _, _ = lower_kernels(module, None, all_functions=True)
     check_orderings(work, arch)
+    check_parameter_space(work, arch, ptx_version(arch))
     code, _ = device_llvm_ir(work, keep_functions=True)
     return _ptx(work, code, arch, opt_level)
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import numbers
 import struct
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -71,6 +72,7 @@ from revmlir.errors import LocatedError
 from revmlir.gpu.arrays import (
     LEGACY_DEFAULT_STREAM,
     DeviceArray,
+    ImpossibleArray,
     RefusedArray,
     check_array,
     kernel_array,
@@ -498,27 +500,41 @@ def _ordinal_of(pointer: int) -> int:
 
 
 def stream_handle(stream: Any) -> int:
-    """The ``CUstream`` of ``stream=``: a CUDA stream handle (an int, a
-    ``cuda.bindings`` ``CUstream``), anything with ``__cuda_stream__``
-    (``cuda.core``), a PyTorch stream (``.cuda_stream``) or a CuPy stream
-    (``.ptr``); None is the legacy default stream."""
+    """The ``CUstream`` of ``stream=``: a CUDA stream handle (an integer,
+    numpy's too, or an object that converts to one, as a ``cuda.bindings``
+    ``CUstream`` does), anything with ``__cuda_stream__`` (``cuda.core``),
+    a PyTorch stream (``.cuda_stream``) or a CuPy stream (``.ptr``); None
+    is the legacy default stream.  A number that is no integer (``1.9``
+    was the legacy stream, handle 1), a string (``"16"`` was handle 16) or a
+    bool is a ``TypeError``, and a handle outside 0..2**64-1 (a
+    ``CUstream`` is a pointer) a ``ValueError``, before the launch."""
     if stream is None:
         return 0
-    if isinstance(stream, bool):
-        raise TypeError(f"stream= takes a CUDA stream, got {stream!r}")
-    if isinstance(stream, int):
-        return stream
+    handle = _stream_number(stream)
+    if handle is None:
+        raise TypeError(
+            "stream= takes a CUDA stream (a handle, a cuda.core, CuPy or PyTorch stream), "
+            f"got {type(stream).__name__} {stream!r}"
+        )
+    if not 0 <= handle < 2**64:
+        raise ValueError(f"stream={stream!r} is no CUDA stream handle, which is 0 to 2**64-1")
+    return handle
+
+
+def _stream_number(stream: Any) -> int | None:
+    """The handle ``stream`` gives as ``stream_handle`` takes them, or None."""
+    if isinstance(stream, bool | np.bool_):
+        return None
+    if isinstance(stream, int | np.integer):
+        return int(stream)
     if hasattr(stream, "__cuda_stream__"):
         return int(stream.__cuda_stream__()[1])
     for attribute in ("cuda_stream", "ptr"):
         if isinstance(handle := getattr(stream, attribute, None), int):
             return handle
-    try:
-        return int(stream)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"stream= takes a CUDA stream (a handle, a cuda.core, CuPy or PyTorch stream), got {type(stream).__name__}"
-        ) from None
+    if isinstance(stream, numbers.Number | str | bytes) or not hasattr(type(stream), "__int__"):
+        return None
+    return int(stream)
 
 
 _SCALAR_FORMATS: dict[tuple[type, int], str] = {
@@ -546,16 +562,21 @@ def scalar_format(type: Attribute) -> str | None:
     return _SCALAR_FORMATS.get((type.__class__, width))
 
 
-def check_arena(bytes_per_thread: Any) -> None:
-    """A ``TypeError`` or ``ValueError`` unless ``bytes_per_thread`` is an
-    arena size one block of threads can have within ``ARENA_LIMIT``."""
-    if isinstance(bytes_per_thread, bool) or not isinstance(bytes_per_thread, int):
-        raise TypeError(f"arena= must be a number of bytes per thread, got {type_name(bytes_per_thread)}")
-    if not 0 <= bytes_per_thread <= ARENA_LIMIT // 1024:
+def arena_bytes(bytes_per_thread: Any) -> int:
+    """``bytes_per_thread`` (``arena=``: an integer, numpy's too, not a
+    bool) as the arena size one block of threads can have within
+    ``ARENA_LIMIT``; else a ``TypeError`` or ``ValueError``."""
+    if isinstance(bytes_per_thread, bool | np.bool_) or not isinstance(bytes_per_thread, int | np.integer):
+        raise TypeError(
+            f"arena= must be a number of bytes per thread, got {type_name(bytes_per_thread)} {bytes_per_thread!r}"
+        )
+    size = int(bytes_per_thread)
+    if not 0 <= size <= ARENA_LIMIT // 1024:
         raise ValueError(
-            f"arena={bytes_per_thread} bytes per thread is outside 0..{ARENA_LIMIT // 1024} "
+            f"arena={size} bytes per thread is outside 0..{ARENA_LIMIT // 1024} "
             f"(a launch's arena is at most {ARENA_LIMIT} bytes, for at least one block of 1024 threads)"
         )
+    return size
 
 
 def arena_plan(bytes_per_thread: int | None, wave: int) -> tuple[int, int]:
@@ -565,7 +586,7 @@ def arena_plan(bytes_per_thread: int | None, wave: int) -> tuple[int, int]:
     launch's trip count, so that a stream's launches of growing counts
     share its buffer rather than replace it (a wait for the stream) each
     time, cut to keep the arena within ``ARENA_LIMIT``, which leaves at
-    least one block of 1024 (``check_arena``).
+    least one block of 1024 (``arena_bytes``).
 
     A launch's grid is cut to these threads over its block, whatever block
     its trip count takes (``Occupancy.shape``): each thread of the grid
@@ -575,8 +596,7 @@ def arena_plan(bytes_per_thread: int | None, wave: int) -> tuple[int, int]:
     block does (a kernel of 130 registers: 15 blocks of 32 on a
     multiprocessor, one of 384), so the cut applies at every block size,
     not only to counts the device cannot hold."""
-    wanted = DEFAULT_ARENA if bytes_per_thread is None else bytes_per_thread
-    check_arena(wanted)
+    wanted = arena_bytes(DEFAULT_ARENA if bytes_per_thread is None else bytes_per_thread)
     rounded = -(-wanted // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
     return min(wave, ARENA_LIMIT // max(rounded, 1)), rounded
 
@@ -676,6 +696,10 @@ def describe(args: Sequence[Any], stream: int, name: str, first: int = 0) -> lis
         except RefusedArray as refused:
             raise ArgumentTypeError(
                 "argument {0} of {function}: {problem}", name, (i,), texts={"problem": str(refused)}
+            ) from None
+        except ImpossibleArray as impossible:
+            raise ArgumentValueError(
+                "argument {0} of {function}: {problem}", name, (i,), texts={"problem": str(impossible)}
             ) from None
         described.append(value if array is None else array)
     return described

@@ -1,11 +1,13 @@
 // RUN: rev-opt %s -p rev-lower-to-std,rev-gpu-outline --verify-diagnostics --split-input-file
 // RUN: not rev-opt %s -p 'rev-lower-to-std,rev-gpu-outline{kernels=nosuch}' --split-input-file 2>&1 | filecheck %s --check-prefix=NAME
+// RUN: not rev-opt %s -p 'rev-lower-to-std,rev-gpu-outline{kernels=plain,plain}' --split-input-file 2>&1 | filecheck %s --check-prefix=TWICE
 // RUN: not rev-opt %s -p 'rev-gpu-outline{kernels=plain}' --split-input-file 2>&1 | filecheck %s --check-prefix=UNLOWERED
 // RUN: not rev-opt %s -p 'rev-lower-to-std,rev-gpu-outline{kernels=plain}' --split-input-file 2>&1 | filecheck %s --check-prefix=PLAIN
 
 // What breaks the kernel rule (docs/gpu.md) is an error at the op.
 
 // NAME: error: no function @nosuch to make a kernel of (module has: @plain)
+// TWICE: error: kernel @plain is named twice (kernels: @plain, @plain)
 // UNLOWERED: error: 'func.func' at {{.*}}outline_errors.mlir:[[# @LINE + 3]]:1: @plain is not a kernel function: it is not a lowered reversible function (its last argument must be the error slot memref<6xi64>)
 
 // PLAIN: error: 'func.func' at {{.*}}outline_errors.mlir:[[# @LINE + 1]]:1: @plain is not a kernel function: its body has no top-level scf.parallel
