@@ -842,18 +842,29 @@ def bump_at(u, k):
     return 0.0
 
 
-@pytest.mark.parametrize(("pyfunc", "op"), [(store_at, "memref.store"), (bump_at, "memref.load")])
+def add_at(u, k):
+    u[k] = u[k] + 1.0
+    return 0.0
+
+
+@pytest.mark.parametrize(
+    ("pyfunc", "op", "column"),
+    [(store_at, "memref.store", 5), (bump_at, "memref.load", 5), (add_at, "memref.load", 12)],
+)
 @pytest.mark.parametrize("k", [5, -1])
-def test_an_index_out_of_range_is_the_same_error_on_both_engines(pyfunc, op: str, k: int):
+def test_an_index_out_of_range_is_the_same_error_on_both_engines(pyfunc, op: str, column: int, k: int):
     """A call runs the ordinary IR natively and the Bennett form on the
     interpreter, whose ``rev.take`` carries the op it stands for: the
     store, or the load of an element updated in place, which ordinary code
     runs first.  Both engines name that op (the interpreter said
-    ``'rev.take'`` for a store), at the line, and ``-1`` is out of range,
-    not the last element.  The gradient runs the Bennett form natively, and names it so
-    too."""
+    ``'rev.take'`` for a store), at its line and column (the load's where
+    it is apart from the store: ``u[k] = u[k] + 1.0``), and ``-1`` is out
+    of range, not the last element.  The gradient runs the Bennett form
+    natively, and names it so too."""
     line = LINES.index(next(s for s in LINES if s.startswith(f"def {pyfunc.__name__}("))) + 2
-    expected = f"{HERE}:{line}:5: '{op}' in @{pyfunc.__name__}: index {k} is out of bounds for axis 0 with size 3"
+    expected = (
+        f"{HERE}:{line}:{column}: '{op}' in @{pyfunc.__name__}: index {k} is out of bounds for axis 0 with size 3"
+    )
     for backend in ("native", "interpreter"):
         f = rv.ordinary(pyfunc, backend=backend)
         for run in (lambda: f(np.zeros(3), k), lambda: rv.gradient(f, (np.zeros(3), k))):

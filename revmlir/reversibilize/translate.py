@@ -229,23 +229,25 @@ class FunctionTranslator:
         if update is not None and not reads(update[1], lambda v: v == op.memref):
             instruction, e = update
             # the take stands for the element's load, which ordinary code runs first
-            element = self._standing_for(rev.TakeOp(array, indices), op, memref.LoadOp.name).result
+            (load,) = (v.owner for v in op.value.owner.operands if v is not e)
+            assert isinstance(load, memref.LoadOp)
+            element = self._standing_for(rev.TakeOp(array, indices), load).result
             updated = self._insert(instruction(element, self.values[e]), op).results[0]
-            self._standing_for(rev.PutOp(updated, array, indices), op, op.name)
+            self._standing_for(rev.PutOp(updated, array, indices), op)
             return
         new = self._moved_or_copied(op.value, scope, op)
-        old = self._standing_for(rev.TakeOp(array, indices), op, op.name).result
+        old = self._standing_for(rev.TakeOp(array, indices), op).result
         self._insert(anc.PushOp(self.tapes[old.type], old), op)
-        self._standing_for(rev.PutOp(new, array, indices), op, op.name)
+        self._standing_for(rev.PutOp(new, array, indices), op)
 
-    def _standing_for(self, access: _AccessT, store: memref.StoreOp, name: str) -> _AccessT:
-        """``access`` inserted for ``store``, standing for the op ``name``
+    def _standing_for(self, access: _AccessT, source: memref.StoreOp | memref.LoadOp) -> _AccessT:
+        """``access`` inserted where the store is, standing for ``source``
         of ordinary code (the store, or the load of the element it
-        updates), whose name its errors (an index out of bounds) give on
-        both engines: native code runs that op itself when ``f`` is
-        called."""
-        access.attributes[SOURCE_OP_ATTR] = StringAttr(name)
-        return self._insert(access, store)
+        updates), whose name and location its errors (an index out of
+        bounds) give on both engines: native code runs that op itself
+        when ``f`` is called."""
+        access.attributes[SOURCE_OP_ATTR] = StringAttr(source.name)
+        return self._insert(access, source)
 
     # -- control flow -----------------------------------------------------------
 

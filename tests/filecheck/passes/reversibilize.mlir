@@ -26,7 +26,8 @@ func.func @sweep(%m: memref<?xf64>, %a: f64) -> f64 {
 // %x is read (through %sq) after the store that overwrites it, so it is
 // copied into an ancilla where it is loaded; the loop result is saved after
 // it is added into the result slot. The store's take and put carry its name
-// (rev.source_op), which their errors give on both engines.
+// (rev.source_op), which their errors give on both engines; the take of the
+// element updated in place stands for its load, and carries the load's name.
 // TAPE:      rev.func @sweep(%m: memref<?xf64>, %a: f64, %result0: f64, %tape_f64: !anc.stack<f64>) {
 // TAPE:        %zero_1 = anc.alloc %zero {nocheck} : f64
 // TAPE-NEXT:   %r = rev.for %c0 to %n step %c1 : index (%zero_1) : f64 {
@@ -39,7 +40,7 @@ func.func @sweep(%m: memref<?xf64>, %a: f64) -> f64 {
 // TAPE-NEXT:     %0 = rev.take %m[%i] {rev.source_op = "memref.store"} : memref<?xf64>
 // TAPE-NEXT:     anc.push %tape_f64, %0 : !anc.stack<f64>
 // TAPE-NEXT:     rev.put %y_1, %m[%i] {rev.source_op = "memref.store"} : memref<?xf64>
-// TAPE-NEXT:     %1 = rev.take %m[%i] {rev.source_op = "memref.store"} : memref<?xf64>
+// TAPE-NEXT:     %1 = rev.take %m[%i] {rev.source_op = "memref.load"} : memref<?xf64>
 // TAPE-NEXT:     %2 = rev.add %1, %a : f64
 // TAPE-NEXT:     rev.put %2, %m[%i] {rev.source_op = "memref.store"} : memref<?xf64>
 // TAPE-NEXT:     %3 = rev.add %acc, %sq : f64
