@@ -69,6 +69,10 @@ class RevInvertPass(ModulePass):
             if self.in_place:
                 func.body.detach_block(0).erase()
                 func.body.add_block(inverse.body.detach_block(0))
+                # the code is the function's inverse now, which is no
+                # derived inverse of a function named otherwise: its errors
+                # name it as written
+                func.attributes.pop(DERIVED_INVERSE_ATTR, None)
             else:
                 Rewriter.insert_op(inverse, InsertPoint.after(func))
         if self.in_place and inverses:

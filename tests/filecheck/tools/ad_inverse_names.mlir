@@ -9,6 +9,9 @@
 // RUN: rev-opt %s -p 'ad-inverse-adjoint{functions=f}' | not rev-run - -e h --args '[1.0, 2.0]' 5 2>&1 | filecheck %s
 // RUN: rev-opt %s -p 'ad-inverse-adjoint{functions=f}' | not rev-run - -e h --args '[1.0, 2.0]' 5 --backend interpreter 2>&1 | filecheck %s
 // RUN: rev-opt %s -p 'ad-adjoint{functions=h}' | filecheck %s --check-prefix=MARKED
+// RUN: rev-opt %s -p 'ad-inverse-tangent{functions=f},rev-invert{in_place=true functions=f.inv}' | filecheck %s --check-prefix=IN-PLACE
+// RUN: rev-opt %s -p 'ad-inverse-tangent{functions=f},rev-invert{in_place=true functions=f.inv}' | not rev-run - -e f.inv --args '[1.0, 2.0]' 5 2>&1 | filecheck %s --check-prefix=INVERTED
+// RUN: rev-opt %s -p 'ad-inverse-tangent{functions=f},rev-invert{in_place=true functions=f.inv}' | not rev-run - -e f.inv --args '[1.0, 2.0]' 5 --backend interpreter 2>&1 | filecheck %s --check-prefix=INVERTED
 
 // The inverse an AD pass adds (@f.inv, for the uncall of @f in @h, or
 // for a request of @f.inv or of an inverse mode) is marked derived, as
@@ -18,6 +21,13 @@
 // their names. Before, the error named @f.inv.
 // CHECK:      {{^}}stdin:{{[0-9]+}}:5: error: 'rev.take' in @~f: index 5 is out of bounds for axis 0 with size 2{{$}}
 // CHECK-NOT:  {{.}}
+
+// rev-invert in place turns @f.inv back into @f's code, which is no
+// derived inverse any more: the mark goes, and errors name it @f.inv.
+// IN-PLACE:     rev.func @f.inv(%m: memref<2xf64>, %i: index) {
+// IN-PLACE-NOT: rev.derived_inverse
+// INVERTED:     {{^}}stdin:{{[0-9]+}}:5: error: 'rev.take' in @f.inv: index 4 is out of bounds for axis 0 with size 2{{$}}
+// INVERTED-NOT: {{.}}
 
 // MARKED:     rev.func @f.inv(%m: memref<2xf64>, %i: index) attributes {rev.derived_inverse} {
 // MARKED:     rev.func @f.inv.adj(%m: memref<2xf64>, %i: index, %g_m: memref<2xf64>) {
