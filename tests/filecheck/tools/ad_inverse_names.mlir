@@ -8,6 +8,8 @@
 // RUN: rev-opt %s -p 'ad-inverse-tangent{functions=f}' | not rev-run - -e f.inv --args '[1.0, 2.0]' 5 --backend interpreter 2>&1 | filecheck %s
 // RUN: rev-opt %s -p 'ad-inverse-adjoint{functions=f}' | not rev-run - -e h --args '[1.0, 2.0]' 5 2>&1 | filecheck %s
 // RUN: rev-opt %s -p 'ad-inverse-adjoint{functions=f}' | not rev-run - -e h --args '[1.0, 2.0]' 5 --backend interpreter 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-checkpoint{functions=f.inv}' | not rev-run - -e f.inv.ckpt --args '[1.0, 2.0]' 5 '[0.0, 0.0]' 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-checkpoint{functions=f.inv}' | not rev-run - -e f.inv.ckpt --args '[1.0, 2.0]' 5 '[0.0, 0.0]' --backend interpreter 2>&1 | filecheck %s
 // RUN: rev-opt %s -p 'ad-adjoint{functions=h}' | filecheck %s --check-prefix=MARKED
 // RUN: rev-opt %s -p 'ad-inverse-tangent{functions=f},rev-invert{in_place=true functions=f.inv}' | filecheck %s --check-prefix=IN-PLACE
 // RUN: rev-opt %s -p 'ad-inverse-tangent{functions=f},rev-invert{in_place=true functions=f.inv}' | not rev-run - -e f.inv --args '[1.0, 2.0]' 5 2>&1 | filecheck %s --check-prefix=INVERTED
@@ -18,7 +20,8 @@
 // the inverses a compile adds are, so that an error in it names it ~f on
 // both engines, as before the pass, when @h's uncall ran @f backwards.
 // The functions derived from it (@f.inv.adj) are no inverses and keep
-// their names. Before, the error named @f.inv.
+// their names, but for an arrangement of it (@f.inv.ckpt), which runs its
+// code and is named as it is. Before, the error named @f.inv.
 // CHECK:      {{^}}stdin:{{[0-9]+}}:5: error: 'rev.take' in @~f: index 5 is out of bounds for axis 0 with size 2{{$}}
 // CHECK-NOT:  {{.}}
 
