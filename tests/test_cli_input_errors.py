@@ -315,7 +315,7 @@ def test_a_standard_output_that_takes_nothing(output: str, tool: str, arguments:
     if output == "full" and not Path("/dev/full").exists():
         pytest.skip("no /dev/full on this system")
     result = subprocess.run(
-        ["sh", "-c", redirection, "sh", str(BIN / tool), *arguments], capture_output=True, text=True
+        ["sh", "-c", redirection, "sh", str(BIN / tool), *arguments], capture_output=True, text=True, env=BUFFERED
     )
     fails_with(result, f"{tool}: error: cannot write standard output: {why}")
 
