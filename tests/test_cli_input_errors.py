@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import importlib.metadata
 import io
+import os
 import subprocess
 import sys
 import time
@@ -281,6 +282,11 @@ def test_the_console_scripts(latin1: str, tmp_path: Path):
     fails_with(result, f"rev-translate: error: cannot write {target}")
 
 
+BUFFERED = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+"""The environment with Python's standard output buffered, as it is by
+default: what a failed write leaves is then flushed again at the exit
+(``cli._flush_at_exit``), where an unbuffered one holds nothing."""
+
 STANDARD_OUTPUTS = {
     # the shell's ``>&-``, for the process itself: a file 1 closed by the
     # parent (``subprocess.DEVNULL`` is an open file)
@@ -309,7 +315,7 @@ def test_a_standard_output_that_takes_nothing(output: str, tool: str, arguments:
     if output == "full" and not Path("/dev/full").exists():
         pytest.skip("no /dev/full on this system")
     result = subprocess.run(
-        ["sh", "-c", redirection, "sh", str(BIN / tool), *arguments], capture_output=True, text=True
+        ["sh", "-c", redirection, "sh", str(BIN / tool), *arguments], capture_output=True, text=True, env=BUFFERED
     )
     fails_with(result, f"{tool}: error: cannot write standard output: {why}")
 
@@ -353,6 +359,36 @@ def test_a_failed_write_leaves_the_callers_standard_output(
     assert MAINS[tool](arguments) == 1
     assert sys.stdout is full
     assert capsys.readouterr().err == f"{tool}: error: cannot write standard output: No space left on device\n"
+
+
+CLOSES_ITS_OUTPUT = """
+import errno, io, sys
+from revmlir.tools import rev_translate
+
+class Full(io.StringIO):
+    def write(self, text):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+own = sys.stdout
+sys.stdout = Full()
+print(rev_translate.main(["--version"]), file=sys.stderr)
+sys.stdout = own
+sys.stdout.close()
+"""
+
+
+def test_a_program_may_close_its_output_after_a_failed_write():
+    """A program whose call of a tool's ``main`` failed to write, and which
+    then closes its own standard output, exits as it would have without
+    the call: the exit's flush (``cli._flush_at_exit``) skips a closed
+    stream, as Python's does."""
+    result = subprocess.run(
+        [sys.executable, "-c", CLOSES_ITS_OUTPUT], capture_output=True, text=True, env=BUFFERED, timeout=120
+    )
+    assert (result.returncode, result.stderr) == (
+        0,
+        "rev-translate: error: cannot write standard output: No space left on device\n1\n",
+    )
 
 
 class Messageless(Exception):

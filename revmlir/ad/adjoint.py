@@ -735,7 +735,7 @@ def adjoint_function(
     returned = adjointer.lane_gradients(state_args)
     adjointer.insert(rev.ReturnOp(*results, *returned), like=terminator)
     adjoint = rev.FuncOp(name, [a.type for a in block.args], Region(block))
-    adjoint.attributes.update(derived_attributes(func))
+    adjoint.attributes.update(derived_attributes(func, name))
     adjoint.location = func.location
     scalars = iter(returned)
     exits = frozenset(

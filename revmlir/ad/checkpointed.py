@@ -734,7 +734,7 @@ def checkpointed_function(
         adjointer.insert(anc.StackFreeOp(store), like=terminator)
     adjointer.insert(rev.ReturnOp(*results, *gradients), like=terminator)
     function = rev.FuncOp(name, [a.type for a in block.args], Region(block))
-    function.attributes.update(derived_attributes(func))
+    function.attributes.update(derived_attributes(func, name))
     function.attributes[FORGETFUL_ATTR] = UnitAttr()
     function.location = func.location
     return function

@@ -36,7 +36,7 @@ from revmlir.fast_ops import arith_constant, binary, unary
 from revmlir.interfaces import NotDifferentiable
 from revmlir.inversion import Inverter, derive_inverse, inline_block
 from revmlir.ir_utils import clone
-from revmlir.naming import DERIVED_INVERSE_ATTR, INVERSE_SUFFIX, inverse_name
+from revmlir.naming import DERIVED_INVERSE_ATTR, INVERSE_SUFFIX, inverse_name, source_name
 from revmlir.semantics import is_expression_op, is_state_type
 
 Request = Callable[[str, Operation], str]
@@ -225,11 +225,15 @@ def prepare(func: rev.FuncOp) -> rev.FuncOp:
     return prepared
 
 
-def derived_attributes(func: rev.FuncOp) -> dict[str, Attribute]:
-    """The attributes a function derived from ``func`` takes over: all but
-    the mark of an inverse a pass derived (``DERIVED_INVERSE_ATTR``), which
-    names a function ``~g`` for ``@g.inv``: ``@g.inv.tan`` is no inverse."""
-    return {key: value for key, value in func.attributes.items() if key != DERIVED_INVERSE_ATTR}
+def derived_attributes(func: rev.FuncOp, name: str) -> dict[str, Attribute]:
+    """The attributes the function ``@name`` derived from ``func`` takes
+    over: all, but the mark of an inverse a pass derived
+    (``DERIVED_INVERSE_ATTR``, which names ``@g.inv`` ``~g``) only where
+    ``@name`` runs the code errors name as ``func``'s (``source_name``): a
+    checkpointed ``@g.inv.ckpt`` is ``~g`` as ``@g.inv`` is, but
+    ``@g.inv.tan`` is no inverse, and ``~g.inv.tan.inv`` names nothing."""
+    keep = source_name(name) == source_name(func.sym_name.data)
+    return {key: value for key, value in func.attributes.items() if keep or key != DERIVED_INVERSE_ATTR}
 
 
 def derived_function(module: ModuleOp, name: str, source: str) -> rev.FuncOp | None:

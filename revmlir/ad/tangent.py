@@ -386,7 +386,7 @@ def tangent_function(func: rev.FuncOp, name: str, request: Request | None = None
     assert terminator is not None
     tangenter.insert(rev.ReturnOp(*outputs, *dots), like=terminator)
     derived = rev.FuncOp(name, [a.type for a in block.args], Region(block))
-    derived.attributes.update(derived_attributes(func))
+    derived.attributes.update(derived_attributes(func, name))
     derived.location = func.location
     return derived
 

@@ -93,19 +93,26 @@ def kernel_module_name(module: ModuleOp) -> str:
 
 
 def check_not_outlined(module: ModuleOp) -> None:
-    """Refuse, at the op, a module holding a symbol named as the kernels'
-    ``gpu.module``: the module of an earlier outlining (the pass runs once,
-    naming every kernel: the host functions of that run launch kernels
-    instead of holding loops), or the program's own, which the new
-    ``gpu.module`` would redefine."""
+    """Refuse, at the op, the ``gpu.module`` of an earlier outlining: the
+    pass runs once, naming every kernel (the host functions of that run
+    launch kernels instead of holding loops)."""
     name = kernel_module_name(module)
-    found = SymbolTable.lookup_symbol(module, name)
-    if isinstance(found, gpu.ModuleOp):
+    if isinstance(found := SymbolTable.lookup_symbol(module, name), gpu.ModuleOp):
         raise PassFailedException(
             f"{describe_op(found)}: rev-gpu-outline has run on this module already: @{name} holds its kernels "
             "(outline once, naming every kernel)"
         )
-    if found is not None:
+
+
+def check_module_name_free(module: ModuleOp, moved: Collection[func.FuncOp]) -> None:
+    """Refuse, at the op, a symbol named as the kernels' ``gpu.module`` that
+    stays beside it, which the new ``gpu.module`` would redefine.  A device
+    function ``moved`` into the ``gpu.module`` (a compile's, without
+    ``keep_host``) leaves the name free: there ``@module_kernels`` is a
+    legitimate name for the program's function."""
+    name = kernel_module_name(module)
+    found = SymbolTable.lookup_symbol(module, name)
+    if found is not None and found not in moved:
         raise PassFailedException(
             f"{describe_op(found)}: @{name} is the name rev-gpu-outline gives the kernels' gpu.module: rename it"
         )
@@ -677,6 +684,7 @@ def outline(
     checks = register_checks(module)
     arenas = [any(graph.uses_arena(g) for g in [f, *graph.callees([f])]) for f in kernels]
     devices = [f for f in devices if stacks.runtime_kind(f.sym_name.data) not in ARENA_KINDS]
+    check_module_name_free(module, () if keep_host else devices)
     in_arena = [graph.uses_arena(f) for f in devices]
     copies = [_device_copy(f, keep_host) for f in devices]
     for copy in [copy for copy, arena in zip(copies, in_arena) if arena]:

@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    UnitAttr,
     f64,
     i1,
     i64,
@@ -1738,6 +1739,12 @@ def _check_std_function(
             Rewriter.replace_op(op, call)
 
 
+LOWERED_ATTR = "rev.lowered"
+"""The mark the pass leaves on the module it lowered: what only it
+writes (``rev-host-safety`` and ``rev-gpu-outline`` write the check table
+``rev.checks`` too, and a program may bring one)."""
+
+
 @dataclass(frozen=True)
 class RevLowerToStdPass(ModulePass):
     """Lower rev/anc functions to func/scf/arith/math/memref/complex."""
@@ -1753,21 +1760,22 @@ class RevLowerToStdPass(ModulePass):
         refuse_requests(op)
         lower_to_std(op, self.tolerance)
         call_hypot(op)
+        op.attributes[LOWERED_ATTR] = UnitAttr()
 
 
 def lowered_already(module: ModuleOp) -> bool:
-    """Whether the pass has run on ``module``, which then carries its check
-    table (``rev.checks``): a second run leaves it as it is, where it would
-    have given every function a second error slot and refused the
-    runtime's own functions as the program's.  A ``rev.func`` in such a
-    module, which that run did not lower, is refused at the function."""
-    if CHECKS_ATTR not in module.attributes:
+    """Whether the pass has run on ``module`` (it carries ``rev.lowered``):
+    a second run leaves it as it is, where it would have given every
+    function a second error slot and refused the runtime's own functions as
+    the program's.  A ``rev.func`` in such a module, which that run did not
+    lower, is refused at the function."""
+    if LOWERED_ATTR not in module.attributes:
         return False
     for function in module.ops:
         if isinstance(function, rev.FuncOp):
             raise PassFailedException(
                 f"{describe_op(function)}: the module has been lowered by rev-lower-to-std already "
-                f"(it carries {CHECKS_ATTR}), but not @{function.sym_name.data}: lower every rev.func in one run"
+                f"(it carries {LOWERED_ATTR}), but not @{function.sym_name.data}: lower every rev.func in one run"
             )
     return True
 

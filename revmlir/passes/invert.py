@@ -6,11 +6,11 @@ duplicated.  In place it replaces each body with its inverse, so running it
 twice gives the original program back.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -48,6 +48,11 @@ class RevInvertPass(ModulePass):
     still inverted or refused."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.invert(op, invert_function)
+
+    def invert(self, op: ModuleOp, build: Callable[[FuncOp, str | None], FuncOp]) -> None:
+        """The pass, each inverse made by ``build`` (``invert_function``, or
+        ``derive_inverse`` for the inverses a compile adds for itself)."""
         existing = {f.sym_name.data for f in op.ops if isinstance(f, FuncOp)}
         forgetful = set() if self.functions or self.where_possible else forgetful_functions(op)
         # Every inverse is built before the module changes (inverting one
@@ -58,7 +63,7 @@ class RevInvertPass(ModulePass):
             if name in forgetful or (not self.in_place and inverse_name(name) in existing):
                 continue
             try:
-                inverse = invert_function(func, name if self.in_place else None)
+                inverse = build(func, name if self.in_place else None)
             except InversionError:
                 if self.where_possible and name not in self.functions:
                     continue
@@ -69,6 +74,10 @@ class RevInvertPass(ModulePass):
             if self.in_place:
                 func.body.detach_block(0).erase()
                 func.body.add_block(inverse.body.detach_block(0))
+                # the code is the function's inverse now, which is no
+                # derived inverse of a function named otherwise: its errors
+                # name it as written
+                func.attributes.pop(DERIVED_INVERSE_ATTR, None)
             else:
                 Rewriter.insert_op(inverse, InsertPoint.after(func))
         if self.in_place and inverses:
@@ -77,15 +86,11 @@ class RevInvertPass(ModulePass):
 
 def derive_inverses(ctx: Context, module: ModuleOp) -> None:
     """The inverses a compile adds for itself: every one the inverter can
-    build (``where_possible``), each marked as derived
-    (``DERIVED_INVERSE_ATTR``), so that errors name it ``~f`` as the
-    interpreter names ``@f`` run backwards.  Those the module has already
-    are the user's, named as they are."""
-    existing = {f.sym_name.data for f in module.ops if isinstance(f, FuncOp)}
-    RevInvertPass(where_possible=True).apply(ctx, module)
-    for function in module.ops:
-        if isinstance(function, FuncOp) and function.sym_name.data not in existing:
-            function.attributes[DERIVED_INVERSE_ATTR] = UnitAttr()
+    build (``where_possible``), each made by ``derive_inverse``, which marks
+    it as derived, so that errors name it ``~f`` as the interpreter names
+    ``@f`` run backwards.  Those the module has already are the user's,
+    named as they are."""
+    RevInvertPass(where_possible=True).invert(module, derive_inverse)
 
 
 def _flip_calls(module: ModuleOp, names: set[str]) -> None:

@@ -110,9 +110,11 @@ def _flush_at_exit() -> None:
     and where that fails again replace it by a stream to ``os.devnull``, so
     that the interpreter's own last flush of what the failed write left
     cannot fail (Python's "Exception ignored" lines, exit 120; Python's
-    advice for a broken pipe).  Run before that flush, by ``atexit``."""
+    advice for a broken pipe).  Run before that flush, by ``atexit``.  A
+    standard output the program has closed since is left: Python's flush
+    skips it too, and flushing it would raise."""
     try:
-        if sys.stdout is not None:
+        if sys.stdout is not None and not sys.stdout.closed:
             sys.stdout.flush()
     except OSError:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")

@@ -4,7 +4,7 @@
 // element's index is checked against its axis (one unsigned compare), and a
 // failed check calls the module's report with its id and values, which
 // stores them in the slot and leaves the run.
-// CHECK: builtin.module attributes {rev.checks = ["ExecutionError|rev.take|{{.*}}rev_to_std.mlir:[[# @LINE + 30]]:3|instructions|i64,i64|index {0} is out of bounds for axis 0 with size {1}", "InvertibilityError|anc.free|{{.*}}rev_to_std.mlir:[[# @LINE + 37]]:3|instructions|f64,f64|ancilla freed holding {0}, expected {1}"]}
+// CHECK: builtin.module attributes {rev.checks = ["ExecutionError|rev.take|{{.*}}rev_to_std.mlir:[[# @LINE + 30]]:3|instructions|i64,i64|index {0} is out of bounds for axis 0 with size {1}", "InvertibilityError|anc.free|{{.*}}rev_to_std.mlir:[[# @LINE + 37]]:3|instructions|f64,f64|ancilla freed holding {0}, expected {1}"], rev.lowered}
 // CHECK-LABEL: func.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index, %err: memref<6xi64>) -> (f64, f64, index)
 // CHECK-NEXT:    %t = arith.mulf %a, %a : f64
 // CHECK-NEXT:    %y1 = arith.addf %y, %t : f64

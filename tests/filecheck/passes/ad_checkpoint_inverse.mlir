@@ -4,13 +4,15 @@
 // A request naming @g.inv, which the module lacks, builds the inverse of @g
 // first, as every ad pass does for a request naming an inverse, marked as
 // derived (errors name it ~g); the gradient is the same as when an earlier
-// pass built the inverse, which is the user's once printed.
+// pass built the inverse, which is the user's once printed. The
+// checkpointed gradient runs that inverse's code, and keeps its mark.
 // CHECK:      rev.func @g(
 // DERIVED:    rev.func @g.inv(%x: f64, %tape: !anc.stack<f64>) attributes {rev.derived_inverse} {
 // WRITTEN:    rev.func @g.inv(%x: f64, %tape: !anc.stack<f64>) {
 // CHECK:        rev.for reverse {{.*}} attributes {checkpoint = #ad.schedule<binomial, snapshots = 2>}
 // CHECK:        anc.pop %tape
-// CHECK:      rev.func @g.inv.ckpt(%x: f64, %tape: !anc.stack<f64>, %g_x: f64, %g_tape: !anc.stack<f64>) attributes {rev.forgetful} {
+// DERIVED:    rev.func @g.inv.ckpt(%x: f64, %tape: !anc.stack<f64>, %g_x: f64, %g_tape: !anc.stack<f64>) attributes {rev.derived_inverse, rev.forgetful} {
+// WRITTEN:    rev.func @g.inv.ckpt(%x: f64, %tape: !anc.stack<f64>, %g_x: f64, %g_tape: !anc.stack<f64>) attributes {rev.forgetful} {
 // CHECK:      rev.func @g.inv.ckpt.step0(
 // CHECK:      rev.func @g.inv.ckpt.step0.adj(
 // CHECK-NOT:  ad.checkpoint
