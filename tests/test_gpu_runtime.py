@@ -816,7 +816,15 @@ def test_stream_handles() -> None:
         def __int__(self) -> int:
             return 0xDEF0
 
+    class Unconvertible:
+        def __int__(self) -> int:
+            raise ValueError("no handle")
+
+        def __repr__(self) -> str:
+            return "<unconvertible>"
+
     assert runtime.stream_handle(None) == 0
+    assert runtime.stream_handle(np.array(7)) == 7
     assert runtime.stream_handle(77) == 77
     assert runtime.stream_handle(TorchStream()) == 0x1234
     assert runtime.stream_handle(CupyStream()) == 0x5678
@@ -831,6 +839,10 @@ def test_stream_handles() -> None:
         (1.9, "float 1.9"),  # was handle 1, the legacy default stream
         (np.float64(2.5), r"float64 np.float64\(2.5\)"),  # was handle 2, the per-thread stream
         (Fraction(3, 1), r"Fraction Fraction\(3, 1\)"),
+        (np.array(1.9), r"ndarray array\(1\.9\)"),  # was handle 1
+        (np.array(True), r"ndarray array\(True\)"),  # was handle 1
+        (np.array([1, 2]), r"ndarray array\(\[1, 2\]\)"),  # was numpy's TypeError, naming no option
+        (Unconvertible(), "Unconvertible <unconvertible>"),  # was its ValueError, naming no option
     ]:
         with pytest.raises(TypeError, match=rf"^stream= takes a CUDA stream \(a handle, .*\), got {shown}$"):
             runtime.stream_handle(wrong)
