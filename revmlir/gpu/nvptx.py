@@ -407,7 +407,11 @@ def _ptx_names(module: gpu.ModuleOp) -> dict[str, str]:
         if isinstance(op, gpu.FuncOp | func.FuncOp):
             name = op.sym_name.data
             names[name] = entry_name(name) if isinstance(op, gpu.FuncOp) else ptx_name(name)
-            if source_name(name).startswith(LIBDEVICE_PREFIX) or names[name] in libdevice_names():
+            spelled = names[name]
+            # libdevice's names are read (its bitcode parsed) only for a PTX name in its namespace
+            if source_name(name).startswith(LIBDEVICE_PREFIX) or (
+                spelled.startswith(LIBDEVICE_PREFIX) and spelled in libdevice_names()
+            ):
                 raise PassFailedException(
                     f"{describe_op(op)}: @{name} is named like a libdevice function (GPU code's math, "
                     f"whose functions are named '{LIBDEVICE_PREFIX}<name>'): rename it"
