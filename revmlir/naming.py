@@ -57,13 +57,17 @@ def inverse_name(name: str) -> str:
     return name + INVERSE_SUFFIX
 
 
-PTX_RESERVED_NAMES = frozenset({"_", "WARP_SZ"})
+PTX_RESERVED_NAMES = re.compile(r"_|WARP_SZ|param[0-9]+")
 """Spellings of ``[A-Za-z0-9_$]`` that PTX does not take as a symbol: a
-lone ``_`` (an identifier starting with ``_`` needs a second character)
-and ``WARP_SZ``, the one predefined identifier without a ``%``.  The
-others (``%tid``, …) start with ``%``, which ``identifier`` escapes, and
-instruction and directive names (``ret``, ``add``, ``entry``) are symbols
-ptxas takes."""
+lone ``_`` (an identifier starting with ``_`` needs a second character),
+``WARP_SZ``, the one predefined identifier without a ``%``, and
+``param<N>``, the names LLVM's NVPTX back end gives the parameters of
+every call it writes (a global symbol so named makes ptxas die of a
+segmentation fault).  The others (``%tid``, …) start with ``%``, which
+``identifier`` escapes, and instruction and directive names (``ret``,
+``add``, ``entry``) are symbols ptxas takes.  The back end's other local
+names, ``<function>_param_<N>``, depend on another function's name:
+``revmlir.gpu.nvptx`` refuses them."""
 
 
 def identifier(name: str, dot: str) -> str:
@@ -72,7 +76,8 @@ def identifier(name: str, dot: str) -> str:
     ``[A-Za-z0-9_]`` (``$`` too, and a leading digit) its code point in hex
     between two ``$`` (``a-b`` is ``a$2d$b``), the empty name ``$$``, and
     a spelling PTX reserves (``PTX_RESERVED_NAMES``) has its first
-    character escaped (``_`` is ``$5f$``, ``WARP_SZ`` is ``$57$ARP_SZ``).
+    character escaped (``_`` is ``$5f$``, ``WARP_SZ`` is ``$57$ARP_SZ``,
+    ``param0`` is ``$70$aram0``).
     A ``$`` in the result only ever starts or ends an escape, so names that
     differ are spelled apart, but for what ``dot`` spells (``_$_`` keeps
     them apart, ``_`` does not)."""
@@ -86,7 +91,7 @@ def identifier(name: str, dot: str) -> str:
         else f"${ord(c):x}$"
         for i, c in enumerate(name)
     ]
-    if "".join(spelled) in PTX_RESERVED_NAMES:
+    if PTX_RESERVED_NAMES.fullmatch("".join(spelled)):
         spelled[0] = f"${ord(name[0]):x}$"
     return "".join(spelled)
 

@@ -448,6 +448,17 @@ def test_the_parameter_space_counted_is_what_a_launch_packs(function: Any, args:
     assert counted == packed and counted > 40
 
 
+def test_ptxas_killed_by_a_signal_is_an_error_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A ptxas that crashes writes nothing to stderr (it said "ptxas
+    rejected the PTX: " and no more): the error names the signal."""
+    ptxas = tmp_path / "ptxas"
+    ptxas.write_text("#!/bin/sh\nkill -SEGV $$\n")
+    ptxas.chmod(0o755)
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: ptxas)
+    with pytest.raises(ToolkitError, match=r"^ptxas crashed \(SIGSEGV\) on the PTX for sm_90$"):
+        emit_cubin(".version 8.0\n.target sm_90\n.address_size 64\n", "sm_90")
+
+
 def test_ptxas_rejection_is_an_error_with_its_message():
     with pytest.raises(ToolkitError, match="ptxas rejected the PTX: .*syntax error"):
         emit_cubin(".version 7.8\n.target sm_90\n.address_size 64\nnot ptx at all\n")
@@ -1175,17 +1186,21 @@ def test_every_name_is_spelled_as_a_ptx_symbol_and_apart_from_every_other(a: str
     assert (nvptx.ptx_name(a) == nvptx.ptx_name(b)) == (a == b)
 
 
-PTX_RESERVED_SAMPLE = ["_", "WARP_SZ", ".", "__", "_1", "$", "9x", "%tid", "tid", "ret", "add", "exit", "entry"]
-"""Kernel names PTX reserves or spells otherwise (``_``, ``WARP_SZ``; a
-lone dot is ``_`` as a kernel), beside names it takes as they are
-(instruction and directive names are not reserved)."""
+PTX_RESERVED_SAMPLE = [
+    *["_", "WARP_SZ", ".", "param0", "param1", "param12"],
+    *["__", "_1", "$", "9x", "%tid", "tid", "ret", "add", "exit", "entry", "param", "paramx", "retval0"],
+]
+"""Kernel names PTX reserves or spells otherwise (``_``, ``WARP_SZ``, the
+``param<N>`` of LLVM's call sequences, which every kernel has for its
+reports; a lone dot is ``_`` as a kernel), beside names it takes as they
+are (instruction and directive names are not reserved)."""
 
 
 def test_kernels_named_as_ptx_reserves_have_entries_ptxas_takes():
     text = "".join(ODD_KERNELS.replace("NAME", f'"{name}"') for name in PTX_RESERVED_SAMPLE)
     program = compile_kernels(_module(text), PTX_RESERVED_SAMPLE)
     entries = [program.kernels[name].entry for name in PTX_RESERVED_SAMPLE]
-    assert entries[:3] == ["$5f$", "$57$ARP_SZ", "$2e$"]
+    assert entries[:6] == ["$5f$", "$57$ARP_SZ", "$2e$", "$70$aram0", "$70$aram1", "$70$aram12"]
     assert len(set(entries)) == len(entries)
     for entry in entries:
         assert f".visible .entry {entry}(" in program.ptx
@@ -1203,6 +1218,21 @@ def calls_nv_sin(y, x):
         __nv_sin(y[i], x[i])
 
 
+@pytest.mark.parametrize("names", [["k", "k_param_0"], ["k_param_12", "k"]])
+def test_a_kernel_named_as_another_kernels_parameter_is_refused(names):
+    """LLVM names kernel ``@k``'s parameters ``k_param_<N>`` in the PTX: a
+    kernel of one of those names makes ptxas die of a segmentation fault
+    (whichever comes first), so it is refused, naming both."""
+    module = _module("".join(ODD_KERNELS.replace("NAME", name) for name in names))
+    line = 2 + 14 * (1 - names.index("k"))
+    with pytest.raises(
+        PassFailedException,
+        match=rf"kernels.mlir:{line}:1: @k_param_\d+ has the PTX name k_param_\d+, which LLVM gives a "
+        r"parameter of @k \(PTX name k\): rename one",
+    ):
+        compile_kernels(module, names)
+
+
 def test_a_function_named_like_libdevice_is_refused_at_it():
     """libdevice names its functions ``__nv_<name>``: a device function or
     a kernel so named would meet the one GPU code calls for its math (LLVM's
@@ -1217,6 +1247,28 @@ def test_a_function_named_like_libdevice_is_refused_at_it():
         rv.cuda.kernel(calls_nv_sin).compile(np.zeros(2), np.ones(2))
     with pytest.raises(PassFailedException, match=r"kernels.mlir:2:1: @__nv_exp is named like a libdevice function"):
         compile_kernels(_module(ODD_KERNELS.replace("NAME", "__nv_exp")), ["__nv_exp"])
+
+
+@rv.reversible
+def __nv(y, x):
+    for i in rv.prange(len(y)):
+        y[i] += x[i] * 2.0
+
+
+def test_a_name_outside_libdevices_namespace_compiles_run_backwards_and_differentiated():
+    """``@__nv`` is no libdevice name, nor are ``@__nv.inv`` and
+    ``@__nv.adj``, though their entries (``__nv_inv``, ``__nv_adj``) start
+    as libdevice's do: ``~f`` and ``rv.adjoint(f)`` compile as ``f``
+    does.  A kernel whose dots make one of libdevice's names is refused."""
+    y, x = np.zeros(2), np.ones(2)
+    for function, args, entry in [
+        (__nv, (y, x), "__nv"),
+        (~__nv, (y, x), "__nv_inv"),
+        (rv.adjoint(__nv), (y, x, y, x), "__nv_adj"),
+    ]:
+        assert f".visible .entry {entry}(" in rv.cuda.kernel(function).compile(*args).ptx
+    with pytest.raises(PassFailedException, match=r"kernels.mlir:2:1: @__nv.exp is named like a libdevice function"):
+        compile_kernels(_module(ODD_KERNELS.replace("NAME", '"__nv.exp"')), ["__nv.exp"])
 
 
 def test_a_kernel_named_twice_is_refused_before_anything_is_built():

@@ -816,7 +816,15 @@ def test_stream_handles() -> None:
         def __int__(self) -> int:
             return 0xDEF0
 
+    class Unconvertible:
+        def __int__(self) -> int:
+            raise ValueError("no handle")
+
+        def __repr__(self) -> str:
+            return "<unconvertible>"
+
     assert runtime.stream_handle(None) == 0
+    assert runtime.stream_handle(np.array(7)) == 7
     assert runtime.stream_handle(77) == 77
     assert runtime.stream_handle(TorchStream()) == 0x1234
     assert runtime.stream_handle(CupyStream()) == 0x5678
@@ -831,6 +839,10 @@ def test_stream_handles() -> None:
         (1.9, "float 1.9"),  # was handle 1, the legacy default stream
         (np.float64(2.5), r"float64 np.float64\(2.5\)"),  # was handle 2, the per-thread stream
         (Fraction(3, 1), r"Fraction Fraction\(3, 1\)"),
+        (np.array(1.9), r"ndarray array\(1\.9\)"),  # was handle 1
+        (np.array(True), r"ndarray array\(True\)"),  # was handle 1
+        (np.array([1, 2]), r"ndarray array\(\[1, 2\]\)"),  # was numpy's TypeError, naming no option
+        (Unconvertible(), "Unconvertible <unconvertible>"),  # was its ValueError, naming no option
     ]:
         with pytest.raises(TypeError, match=rf"^stream= takes a CUDA stream \(a handle, .*\), got {shown}$"):
             runtime.stream_handle(wrong)
@@ -1026,9 +1038,10 @@ MALFORMED_INTERFACES = [
     ({"data": ("abc", False)}, TypeError, r"has data=\('abc', False\): the protocol's data is \(pointer: int, read-"),
     ({"data": (0x10000,)}, TypeError, r"has data=\(65536,\): the protocol's data is \(pointer: int, read-only"),
     ({"data": (0x10000, "no")}, TypeError, r"has data=\(65536, 'no'\): the protocol's data is \(pointer"),
-    ({"data": (-16, False)}, ValueError, r"has data=\(-16, False\): the pointer of 32 bytes must be non-null, and"),
-    ({"data": (2**64 - 16, False)}, ValueError, r"the pointer of 32 bytes must be non-null, and its bytes end below"),
-    ({"data": (0, False)}, ValueError, r"has data=\(0, False\): the pointer of 32 bytes must be non-null"),
+    ({"data": (-16, False)}, ValueError, r"has data=\(-16, False\): a pointer is 0 to 2\*\*64-1$"),
+    ({"data": (2**64 - 16, False)}, ValueError, r"=\(18446744073709551600, False\): 32 bytes from 0xf+0 pass"),
+    ({"data": (0, False)}, ValueError, r"has data=\(0, False\): a null pointer for 32 bytes$"),
+    ({"shape": (2**62, 4)}, ValueError, r"has shape=\(4611686018427387904, 4\): its 147573952589676412928 bytes pass"),
     ({"version": "3"}, TypeError, r"has version='3': the protocol's version is an integer"),
     ({"strides": (8, 8)}, TypeError, r"has strides=\(8, 8\): the protocol's strides are None or a tuple of 1 int"),
     ({"stream": 1.5}, TypeError, r"has stream=1.5: the protocol's stream is None or an integer handle"),
@@ -1068,10 +1081,10 @@ def test_a_cuda_array_interface_of_numpy_integers_and_an_empty_array_at_null_is_
     assert isinstance(array, DeviceArray) and (array.pointer, array.shape, array.readonly) == (0x20000, (2, 3), True)
     assert all(type(extent) is int for extent in array.shape)
     wrapping = FakeCudaArray(shape=(3,), typestr="<f8", data=(np.uint64(2**64 - 16), False))
-    with pytest.raises(ValueError, match=r"the pointer of 24 bytes must be non-null, and its bytes end below 2\*\*64"):
+    with pytest.raises(ValueError, match=r"has data=\(np.uint64\(18446744073709551600\), False\): 24 bytes from 0x"):
         arrays.kernel_array(wrapping, 0)  # numpy's sum of the pointer and the size wraps around
     huge = FakeCudaArray(shape=(np.int64(2**62), np.int64(4)), typestr="<f8", data=(0x20000, False))
-    with pytest.raises(ValueError, match=r"the pointer of 147573952589676412928 bytes must be non-null"):
+    with pytest.raises(ValueError, match=r"has shape=\(4611686018427387904, 4\): its 147573952589676412928 bytes pass"):
         arrays.kernel_array(huge, 0)  # numpy's product of the extents wraps around
     empty = arrays.kernel_array(FakeCudaArray(shape=(0,), typestr="<f8", data=(0, False), stream=2), 0)
     assert isinstance(empty, DeviceArray) and (empty.pointer, empty.nbytes, empty.stream) == (0, 0, 2)

@@ -16,8 +16,9 @@ offered is a CUDA array whatever DLPack says; one that is no dict is a
 This module reads both protocols into one description, ``DeviceArray``, and
 checks what a kernel needs of it (element type, rank, C-contiguity, write
 access), so that everything but the launch itself is testable without a GPU.
-What it finds wrong with a value is a ``RefusedArray``, which the launch
-says again naming the argument the value was given for.
+What it finds wrong with a value is a ``RefusedArray`` (a ``TypeError``)
+or, for values no array has, an ``ImpossibleArray`` (a ``ValueError``),
+which the launch says again naming the argument the value was given for.
 """
 
 from __future__ import annotations
@@ -178,10 +179,14 @@ def cuda_array(value: Any, interface: dict[str, Any]) -> DeviceArray:
         shape = tuple(map(int, shape))
     pointer, readonly = int(data[0]), data[1]
     nbytes = math.prod(shape) * dtype.itemsize
-    if not (0 < pointer and pointer + nbytes <= ADDRESS_SPACE or pointer == nbytes == 0):
-        raise ImpossibleArray(
-            _field(what, "data", data, f"the pointer of {nbytes} bytes must be non-null, and its bytes end below 2**64")
-        )
+    if nbytes >= ADDRESS_SPACE:  # each extent in range, their product not
+        raise ImpossibleArray(_field(what, "shape", shape, f"its {nbytes} bytes pass 2**64"))
+    if pointer == 0 and nbytes:
+        raise ImpossibleArray(_field(what, "data", data, f"a null pointer for {nbytes} bytes"))
+    if pointer < 0:
+        raise ImpossibleArray(_field(what, "data", data, "a pointer is 0 to 2**64-1"))
+    if pointer + nbytes > ADDRESS_SPACE:
+        raise ImpossibleArray(_field(what, "data", data, f"{nbytes} bytes from {pointer:#x} pass 2**64"))
     if not _integer(version):
         raise RefusedArray(_field(what, "version", version, "the protocol's version is an integer"))
     strides = interface.get("strides")

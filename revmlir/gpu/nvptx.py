@@ -18,6 +18,7 @@ would abort there: the rest is a located error.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 
 from llvmlite import ir
@@ -46,6 +47,7 @@ from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
 from revmlir.gpu.local_memory import check_local_memory
 from revmlir.gpu.outline import entry_name
+from revmlir.gpu.toolkit import libdevice_names
 from revmlir.ir_utils import RuleTable, nested_ops
 from revmlir.lowering.llvm_code import LLVMCode
 from revmlir.lowering.llvm_ir import llvm_ir
@@ -61,7 +63,7 @@ from revmlir.lowering.std_to_llvm import (
     translate_module,
 )
 from revmlir.lowering.unwinding_asm import may_unwind
-from revmlir.naming import identifier
+from revmlir.naming import identifier, source_name
 from revmlir.runtime_checks import REPORT
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -390,17 +392,26 @@ def _ptx_names(module: gpu.ModuleOp) -> dict[str, str]:
     a device function's ``.func``), refusing two functions that would have
     the same one (a kernel's dots are ``_``, the ABI's ``k_adj``, so
     kernel ``@k.adj`` meets ``@k_adj``, which LLVM would make a duplicate
-    symbol) and one named in libdevice's namespace, whose function of that
-    name ``map_to_libdevice`` declares beside it: the GPU's counterpart of
-    the C library names native code refuses
-    (``revmlir.lowering.std_to_llvm.check_symbol_names``)."""
+    symbol), one whose PTX name is that of another's parameter
+    (``_PARAMETER_NAME``), and one named in libdevice's namespace, whose
+    function of that name ``map_to_libdevice`` declares beside it: the
+    GPU's counterpart of the C library names native code refuses
+    (``revmlir.lowering.std_to_llvm.check_symbol_names``).  The namespace
+    is the user's name's (``source_name``: ``@__nv_exp`` and its
+    ``.inv``, not ``@__nv``'s ``.inv``, whose PTX name ``__nv_inv`` no
+    library function has), and a PTX name that is one of libdevice's
+    functions (kernel ``@__nv.exp`` is ``__nv_exp``)."""
     names: dict[str, str] = {}
     owners: dict[str, gpu.FuncOp | func.FuncOp] = {}
     for op in module.body.ops:
         if isinstance(op, gpu.FuncOp | func.FuncOp):
             name = op.sym_name.data
             names[name] = entry_name(name) if isinstance(op, gpu.FuncOp) else ptx_name(name)
-            if names[name].startswith(LIBDEVICE_PREFIX):
+            spelled = names[name]
+            # libdevice's names are read (its bitcode parsed) only for a PTX name in its namespace
+            if source_name(name).startswith(LIBDEVICE_PREFIX) or (
+                spelled.startswith(LIBDEVICE_PREFIX) and spelled in libdevice_names()
+            ):
                 raise PassFailedException(
                     f"{describe_op(op)}: @{name} is named like a libdevice function (GPU code's math, "
                     f"whose functions are named '{LIBDEVICE_PREFIX}<name>'): rename it"
@@ -410,7 +421,19 @@ def _ptx_names(module: gpu.ModuleOp) -> dict[str, str]:
                     f"{describe_op(op)}: @{name} and @{other.sym_name.data} both have the PTX name "
                     f"{names[name]}: rename one"
                 )
+    for spelled, op in owners.items():
+        if (local := _PARAMETER_NAME.fullmatch(spelled)) and (other := owners.get(local[1])) is not None:
+            raise PassFailedException(
+                f"{describe_op(op)}: @{op.sym_name.data} has the PTX name {spelled}, which LLVM gives a "
+                f"parameter of @{other.sym_name.data} (PTX name {local[1]}): rename one"
+            )
     return names
+
+
+_PARAMETER_NAME = re.compile(r"(.+)_param_[0-9]+")
+"""The PTX names LLVM's NVPTX back end gives the parameters of function
+``<group 1>`` in its ``.param`` list: a global symbol of one of them makes
+ptxas die of a segmentation fault."""
 
 
 def _split_complex_parameters(block: Block) -> None:

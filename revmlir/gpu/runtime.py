@@ -506,7 +506,8 @@ def stream_handle(stream: Any) -> int:
     a PyTorch stream (``.cuda_stream``) or a CuPy stream (``.ptr``); None
     is the legacy default stream.  A number that is no integer (``1.9``
     was the legacy stream, handle 1), a string (``"16"`` was handle 16) or a
-    bool is a ``TypeError``, and a handle outside 0..2**64-1 (a
+    bool is a ``TypeError`` (a numpy array of one too, and an object whose
+    ``__int__`` fails), and a handle outside 0..2**64-1 (a
     ``CUstream`` is a pointer) a ``ValueError``, before the launch."""
     if stream is None:
         return 0
@@ -532,9 +533,16 @@ def _stream_number(stream: Any) -> int | None:
     for attribute in ("cuda_stream", "ptr"):
         if isinstance(handle := getattr(stream, attribute, None), int):
             return handle
+    if isinstance(stream, np.ndarray | np.generic) and not (
+        stream.ndim == 0 and np.issubdtype(stream.dtype, np.integer)
+    ):
+        return None  # a 0-d array of 1.9 or True converts, to handles 1
     if isinstance(stream, numbers.Number | str | bytes) or not hasattr(type(stream), "__int__"):
         return None
-    return int(stream)
+    try:
+        return int(stream)
+    except (TypeError, ValueError):
+        return None
 
 
 _SCALAR_FORMATS: dict[tuple[type, int], str] = {

@@ -7,15 +7,19 @@ functions as LLVM bitcode).  Either comes from a toolkit (``CUDA_HOME``,
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import llvmlite.binding as llvm
 
 DEFAULT_ARCH = "sm_90"
 """The GPU code is compiled for where nothing names one (an H100's)."""
@@ -50,6 +54,16 @@ def find_libdevice() -> Path | None:
         if (candidate := root / "nvvm" / "libdevice" / "libdevice.10.bc").is_file():
             return candidate
     return None
+
+
+@functools.cache
+def libdevice_names() -> frozenset[str]:
+    """The functions libdevice defines (``__nv_exp``, …), none where it
+    is not found: nothing is linked then, so no name meets one."""
+    path = find_libdevice()
+    if path is None:
+        return frozenset()
+    return frozenset(f.name for f in llvm.parse_bitcode(path.read_bytes()).functions if not f.is_declaration)
 
 
 CUBIN_OPTIONS: tuple[str, ...] = ()
@@ -135,5 +149,21 @@ def _ptxas(ptx: str, arch: str, options: list[str]) -> tuple[bytes, str]:
                     f"{ptxas} cannot assemble for {arch}: its CUDA toolkit does not support that GPU (CUDA 13 "
                     "starts at sm_75 and names sm_101 sm_110); CUDA_HOME may name a toolkit that does"
                 )
+            if result.returncode < 0:
+                # a crash leaves stderr empty: the signal is all there is to say
+                said = result.stderr.strip()
+                raise ToolkitError(
+                    f"ptxas crashed ({_signal_name(-result.returncode)}) on the PTX for {arch}"
+                    + (f": {said}" if said else "")
+                )
             raise ToolkitError(f"ptxas rejected the PTX: {result.stderr.strip()}")
         return output.read_bytes(), result.stdout + result.stderr
+
+
+def _signal_name(number: int) -> str:
+    """``SIGSEGV`` for 11; the number where the platform names no such
+    signal."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
