@@ -12,13 +12,14 @@ import re
 
 import numpy as np
 import pytest
+from xdsl.dialects import func, memref
 
 import revmlir as rv
 from gpu_emulation import EmulatedKernel
 from revmlir.errors import AdjointError
 from revmlir.gpu import toolkit
 from revmlir.gpu.runtime import raise_gpu_error
-from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.lowering.rev_to_std import RevLowerToStdPass, lower_to_std
 from revmlir.parsing import make_context, parse_module
 
 ENGINES = ("interpreter", "native")
@@ -37,9 +38,28 @@ def _counting(y, x, calls, total):  # noqa: ANN001, ANN202
         y[i] += x[i]
 
 
+def test_a_count_in_a_parallel_loop_is_an_atomic_addition_in_the_lowered_ir():
+    """Each of the three counts is one ``memref.atomic_rmw`` into its
+    counter (the old lowering's load, add and store made none); the
+    private ``y[i] += x[i]`` stays a store."""
+    module, name = rv.cuda.kernel(rv.reversible(_counting)).rev_module(
+        np.zeros(11), np.ones(11), np.zeros(2, np.int64), np.zeros(2)
+    )
+    lower_to_std(module)
+    (function,) = [op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name]
+    atomics = [op for op in function.walk() if isinstance(op, memref.AtomicRMWOp)]
+    assert [(str(a).split()[3], a.memref.name_hint) for a in atomics] == [
+        ("addi", "calls"),
+        ("addi", "calls"),
+        ("addf", "total"),
+    ]
+
+
 def test_a_count_in_a_parallel_loop_counts_every_iteration_on_every_engine():
     """Every iteration counts into one element: on both CPU engines and in
-    the emulated kernel at grids that give a thread several iterations."""
+    the emulated kernel at grids that give a thread several iterations.
+    The emulated threads run one after another, so this checks the counts'
+    sums and indices, not their atomicity (the lowered IR's test does)."""
     x = np.arange(1.0, 12.0)
     expected_total = np.array([-x[0::2].sum(), -x[1::2].sum()])
     for backend in ENGINES:
@@ -104,6 +124,61 @@ def test_a_complex_count_in_a_parallel_loop_is_refused_in_native_code():
     assert rv.reversible(complex_count, backend="interpreter")(np.zeros(3), np.zeros(1, complex))[1][0] == 3j
     with pytest.raises(rv.NativeCompilationError, match="no atomic addition updates a complex number"):
         rv.reversible(complex_count, backend="native")(np.zeros(3), np.zeros(1, complex))
+
+
+def _self_count(y, calls):  # noqa: ANN001, ANN202
+    for i in rv.prange(len(y)):
+        with rv.safe():
+            calls[0] += calls[0]
+
+
+def _cross_count(y, calls):  # noqa: ANN001, ANN202
+    for i in rv.prange(len(y)):
+        with rv.safe():
+            calls[1] += calls[0]
+        with rv.safe():
+            calls[0] += 1
+
+
+@pytest.mark.parametrize(("counting", "in_order"), [(_self_count, [32, 1]), (_cross_count, [6, 16])])
+def test_a_count_whose_step_reads_a_counted_array_is_refused_at_the_count(counting, in_order):  # noqa: ANN001
+    """The step's read and the atomic addition are two steps: iterations
+    that read the same old value lose each other's counts (two threads
+    doubling 1 gave 3).  Native code and the GPU refuse the count, naming
+    the array read; the interpreter runs the iterations in order."""
+    line = counting.__code__.co_firstlineno + 3
+    message = (
+        rf"'memref.store' at .*test_gpu_prange_rules.py:{line}:13: a count in a parallel loop whose step reads "
+        r"calls, which the loop counts into: another iteration may count between the read and the addition"
+    )
+    args = [np.zeros(5), np.ones(2, np.int64)]
+    np.testing.assert_array_equal(rv.reversible(counting, backend="interpreter")(*_copies(args))[1], in_order)
+    with pytest.raises(rv.NativeCompilationError, match=message):
+        rv.reversible(counting, backend="native")(*_copies(args))
+    with pytest.raises(rv.NativeCompilationError, match=message):
+        rv.cuda.kernel(rv.reversible(counting)).compile(*_copies(args))
+
+
+def test_a_bool_count_in_a_parallel_loop_is_refused_in_the_users_words():
+    """No atomic addition updates a bool: the GPU refused the count in
+    ``memref.atomic_rmw``'s words; native code and ``rv.cuda`` refuse it at
+    the count, saying which counter to use."""
+
+    def flag(y, calls):  # noqa: ANN001, ANN202
+        for i in rv.prange(len(y)):
+            with rv.safe():
+                calls[0] += 1
+
+    line = flag.__code__.co_firstlineno + 3
+    message = (
+        rf"'memref.store' at .*test_gpu_prange_rules.py:{line}:17: a count into bool elements in a parallel loop, "
+        r"whose iterations may count at once: no atomic addition updates a bool; count into an int32 or int64 counter"
+    )
+    assert rv.reversible(flag, backend="interpreter")(np.zeros(3), np.zeros(1, np.bool_))[1][0]
+    with pytest.raises(rv.NativeCompilationError, match=message):
+        rv.reversible(flag, backend="native")(np.zeros(3), np.zeros(1, np.bool_))
+    with pytest.raises(rv.NativeCompilationError, match=message):
+        rv.cuda.kernel(rv.reversible(flag)).compile(np.zeros(3), np.zeros(1, np.bool_))
 
 
 STORE_IN_PARALLEL_SAFE = """
