@@ -260,6 +260,57 @@ def test_a_kernel_writes_its_own_ancilla_array_before_and_after_its_loop(n: int)
     assert toolkit.emit_cubin(kernel.compile(*args).ptx)[:4] == b"\x7fELF"
 
 
+def _own_sum(y, x, n):  # noqa: ANN001, ANN202
+    t = rv.zeros(n)
+    for i in rv.prange(len(y)):
+        t[0] += x[i]
+        y[i] += x[i]
+    rv.free(t)
+
+
+def _own_private(y, x, n):  # noqa: ANN001, ANN202
+    t = rv.zeros(n)
+    for i in rv.prange(len(y)):
+        t[i] += x[i]
+        y[i] += 2.0 * t[i]
+        t[i] -= x[i]
+    rv.free(t)
+
+
+@pytest.mark.parametrize("n", [3, 100])
+def test_a_kernel_whose_loop_sums_into_its_own_array_is_refused_and_a_private_use_runs(n: int):
+    """A kernel's own array is one copy per thread: a sum of the loop's
+    iterations into one of its elements held only the thread's
+    iterations, so ``t[0]`` was 0 at the free on a 1×1 grid and 1.0 on a
+    1×2 grid.  It is refused at the sum, in the source's words; an array
+    each iteration uses at its own index runs at either grid as on the
+    CPU."""
+    x = np.array([1.0, -1.0])
+    args = [np.zeros(2), x, n]
+    assert rv.reversible(_own_sum)(*_copies(args))[0].tolist() == [1.0, -1.0]
+    line = _own_sum.__code__.co_firstlineno + 3
+    message = (
+        rf"test_gpu_prange_rules.py:{line}:9: _own_sum is not a kernel: "
+        r"its rv.prange loop adds into t\[…\] at an element its iterations share, but t is allocated outside the "
+        r"loop, one copy per thread"
+    )
+    with pytest.raises(rv.ReversibleSyntaxError, match=message):
+        rv.cuda.kernel(rv.reversible(_own_sum)).compile(*_copies(args))
+    private = rv.reversible(_own_private)
+    np.testing.assert_array_equal(private(*_copies(args))[0], 2.0 * x)
+    for blocks, threads in [(1, 1), (1, 2)]:
+        got = _copies(args)
+        assert not EmulatedKernel(*rv.cuda.kernel(private).rev_module(*got)).launch(got, blocks, threads).any()
+        np.testing.assert_array_equal(got[0], 2.0 * x)
+    got = _copies(args)
+    with pytest.raises(
+        Exception,
+        match=r"'memref.atomic_rmw' at .*: @_own_sum is not a kernel function: its parallel "
+        r"loop sums into an element of %t allocated outside the loop",
+    ):
+        EmulatedKernel(*rv.cuda.kernel(rv.reversible(_own_sum)).rev_module(*got))
+
+
 def test_a_kernel_that_writes_an_argument_before_its_loop_is_still_refused():
     """Only the thread's own allocations: an argument written outside the
     loop is written by every thread."""
