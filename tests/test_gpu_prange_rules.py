@@ -1,10 +1,12 @@
 """What an ``rv.prange`` loop means on every engine, as a kernel's compiler
 meets it: a safe block's count is an atomic addition, a complex array's
 gradient at a shared index is a located refusal, a kernel allocates its
-own ancilla arrays before its loop, an outer scalar a callee only reads is
-no update, and a run-time step takes either sign as ``range``'s does.  The
-kernels run thread by thread on the CPU (``tests/gpu_emulation.py``) and
-their PTX is read as text and assembled by ptxas."""
+own ancilla arrays before its loop (each thread its own copy, so the loop
+may not sum into one), an outer scalar passed to a call is an update
+refused at the call, and a run-time step must be positive, checked at the
+call.  The kernels run thread by thread on the CPU
+(``tests/gpu_emulation.py``) and their PTX is read as text and assembled by
+ptxas."""
 
 from __future__ import annotations
 
@@ -232,6 +234,51 @@ def test_the_gradient_of_a_complex_array_read_at_a_shared_index_is_a_located_err
         rv.cuda.kernel(rv.adjoint(f)).compile(y.copy(), x, np.ones(4, complex), np.zeros(4, complex))
 
 
+@rv.reversible
+def _reads_two(out, x):  # noqa: ANN001, ANN202
+    out += x[0] * x[1]
+
+
+@rv.reversible
+def _reads_none(out, x):  # noqa: ANN001, ANN202
+    out += 1.0
+
+
+def _complex_shared_call(y, x):  # noqa: ANN001, ANN202
+    for i in rv.prange(len(y)):
+        _reads_two(y[i], x)
+
+
+def _complex_unread_call(y, x):  # noqa: ANN001, ANN202
+    for i in rv.prange(len(y)):
+        _reads_none(y[i], x)
+
+
+def test_the_gradient_of_a_complex_array_a_callee_reads_in_a_parallel_loop_is_the_same_located_error():
+    """Passed whole to a callee that reads ``x[0]``, a complex ``x``'s
+    gradient is the same shared sum: the derived adjoint did not verify (an
+    internal error, a bare ParallelViolation from ``rv.cuda``).  It is the
+    adjoint's refusal at the call, on both engines and from ``rv.cuda``; a
+    callee that does not read ``x`` differentiates, its gradient zero."""
+    line = _complex_shared_call.__code__.co_firstlineno + 2
+    message = (
+        rf"'rev.call' at .*test_gpu_prange_rules.py:{line}:9 cannot be differentiated: x has complex elements and "
+        r"the parallel loop reads x\[…\] at an index other than its own"
+    )
+    y, x = np.zeros(4, complex), np.arange(1.0, 5.0) + 0.5j
+    for backend in ENGINES:
+        f = rv.reversible(_complex_shared_call, backend=backend)
+        np.testing.assert_allclose(f(y.copy(), x)[0], np.full(4, x[0] * x[1]))
+        with pytest.raises(AdjointError, match=message):
+            rv.vjp(f, y.copy(), x)[1](np.ones(4, complex), None)
+        unread = rv.reversible(_complex_unread_call, backend=backend)
+        np.testing.assert_array_equal(rv.vjp(unread, y.copy(), x)[1](np.ones(4, complex), None)[1], np.zeros(4))
+    with pytest.raises(AdjointError, match=message):
+        rv.cuda.kernel(rv.adjoint(rv.reversible(_complex_shared_call))).compile(
+            y.copy(), x, np.ones(4, complex), np.zeros(4, complex)
+        )
+
+
 def _own_array(y, x, a, n):  # noqa: ANN001, ANN202
     t = rv.zeros(n)
     t[0] += a
@@ -364,8 +411,8 @@ def test_an_outer_scalar_passed_to_a_call_in_a_parallel_loop_is_refused_at_the_c
 
 
 def _par_step(y, x, s):  # noqa: ANN001, ANN202
-    for i in rv.prange(8, 0, s):
-        y[i] += x[i]
+    for i in rv.prange(1, 8, s):
+        y[i] += x[i] * x[i]
 
 
 @pytest.mark.parametrize("s", [-3, 0])
@@ -397,17 +444,31 @@ def test_a_run_time_prange_step_that_is_not_positive_is_the_same_located_error_o
         (~f)(np.zeros(9), np.ones(9), s)
 
 
-def test_a_positive_run_time_prange_step_runs_as_range_on_every_engine():
-    """The check leaves a positive step's loop as it was: the same elements
-    as ``range``, and the bounds the launch reads."""
+@pytest.mark.parametrize("s", [1, 2, 3])
+def test_a_positive_run_time_prange_step_runs_as_range_on_every_engine(s: int):
+    """The check leaves a positive step's loop as it was: the elements of
+    ``range(1, 8, s)`` forward, ``~f`` giving the inputs back, and the
+    gradient ``2 * x[i]`` at those elements alone, on both engines and in
+    the emulated forward and adjoint kernels (the launch reads the
+    bounds)."""
+    x = np.arange(1.0, 10.0)
+    picked = list(range(1, 8, s))
+    expected = np.zeros(9)
+    expected[picked] = x[picked] ** 2
+    gradient = np.zeros(9)
+    gradient[picked] = 2.0 * x[picked]
+    for backend in ENGINES:
+        f = rv.reversible(_par_step, backend=backend)
+        y = f(np.zeros(9), x, s)[0]
+        np.testing.assert_array_equal(y, expected)
+        np.testing.assert_array_equal((~f)(y, x, s)[0], np.zeros(9))
+        np.testing.assert_array_equal(rv.vjp(f, np.zeros(9), x, s)[1](np.ones(9), None, None)[1], gradient)
     f = rv.reversible(_par_step)
-    for s in (1, 3, 20):
-        expected = np.zeros(9)
-        expected[list(range(8, 0, s))] = 1.0  # empty: the loop counts up from 8 to 0
-        for backend in ENGINES:
-            np.testing.assert_array_equal(
-                rv.reversible(_par_step, backend=backend)(np.zeros(9), np.ones(9), s)[0], expected
-            )
-        got = [np.zeros(9), np.ones(9), s]
-        assert not EmulatedKernel(*rv.cuda.kernel(f).rev_module(*got)).launch(got, 2, 3).any()
-        np.testing.assert_array_equal(got[0], expected)
+    got = [np.zeros(9), x.copy(), s]
+    assert not EmulatedKernel(*rv.cuda.kernel(f).rev_module(*got)).launch(got, 2, 3).any()
+    np.testing.assert_array_equal(got[0], expected)
+    adjoint = rv.adjoint(f)
+    got = [expected.copy(), x.copy(), s, np.ones(9), np.zeros(9)]
+    assert not EmulatedKernel(*rv.cuda.kernel(adjoint).rev_module(*got)).launch(got, 2, 3).any()
+    np.testing.assert_array_equal(got[4], gradient)
+    np.testing.assert_array_equal(got[0], np.zeros(9))
