@@ -410,6 +410,40 @@ def test_an_outer_scalar_passed_to_a_call_in_a_parallel_loop_is_refused_at_the_c
     assert g_a == x.sum()
 
 
+@rv.reversible
+def _changes(out, a):  # noqa: ANN001, ANN202
+    a += 1.0
+    out += a
+
+
+def _changer(y, a):  # noqa: ANN001, ANN202
+    for i in rv.prange(len(y)):
+        _changes(y[i], a)
+
+
+def _keeper_in_if(y, x, a):  # noqa: ANN001, ANN202
+    for i in rv.prange(len(y)):
+        if x[i] > 0:
+            _add_scaled(y[i], x[i], a)
+
+
+def test_the_copy_is_advised_only_for_a_callee_that_gives_the_scalar_back_and_an_if_keeps_the_call_located():
+    """For a callee that changes the scalar, the copy the refusal advised
+    was freed holding another value at run time: the refusal says the
+    callee changes it.  A call in an ``if`` of the body was refused at the
+    loop, as "a parallel loop updates 'a'"; it is refused at the call."""
+    with pytest.raises(rv.ReversibleSyntaxError) as error:
+        rv.reversible(_changer)(np.zeros(3), 2.0)
+    assert (error.value.lineno, error.value.offset) == (_changer.__code__.co_firstlineno + 2, 9)
+    assert "_changes changes it, so a copy made in the loop would be freed holding another value" in str(error.value)
+    assert "rv.ancilla" not in str(error.value)
+    with pytest.raises(rv.ReversibleSyntaxError) as error:
+        rv.reversible(_keeper_in_if)(np.zeros(3), np.ones(3), 2.0)
+    assert (error.value.lineno, error.value.offset) == (_keeper_in_if.__code__.co_firstlineno + 3, 13)
+    assert "passes 'a', defined outside it, to _add_scaled" in str(error.value)
+    assert str(error.value).endswith("b = rv.ancilla(a), then rv.free(b, a) after the call)")
+
+
 def _par_step(y, x, s):  # noqa: ANN001, ANN202
     for i in rv.prange(1, 8, s):
         y[i] += x[i] * x[i]
