@@ -506,3 +506,22 @@ def test_a_positive_run_time_prange_step_runs_as_range_on_every_engine(s: int):
     assert not EmulatedKernel(*rv.cuda.kernel(adjoint).rev_module(*got)).launch(got, 2, 3).any()
     np.testing.assert_array_equal(got[4], gradient)
     np.testing.assert_array_equal(got[0], np.zeros(9))
+
+
+@rv.reversible
+def _recursive(y, a, n):  # noqa: ANN001, ANN202
+    if n > 0:
+        for i in rv.prange(len(y)):
+            _recursive(y, a, n - 1)
+
+
+def test_the_copy_is_advised_on_its_condition_for_a_callee_not_yet_built():
+    """A function calling itself in its parallel loop is not built when the
+    call is refused, so whether it gives the scalar back is not known: the
+    advice says on which condition the copy runs."""
+    with pytest.raises(rv.ReversibleSyntaxError) as error:
+        _recursive(np.zeros(2), 1.0, 1)
+    assert (error.value.text or "").strip() == "_recursive(y, a, n - 1)" and error.value.offset == 13
+    assert str(error.value).endswith(
+        "(b = rv.ancilla(a), then rv.free(b, a) after the call), where _recursive gives it back unchanged"
+    )
