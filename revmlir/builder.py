@@ -55,7 +55,7 @@ from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.errors import BuildError, RuleViolation, describe_value
 from revmlir.kept_answers import ir_unchanged
 from revmlir.naming import shown_name
-from revmlir.semantics import is_reference_type, is_state_type
+from revmlir.semantics import is_reference_type, is_state_type, scalars_given_back
 
 Loc: TypeAlias = LocationAttr | None
 
@@ -1506,25 +1506,42 @@ class FunctionBuilder(ExpressionBuilder):
 
     def _parallel_update(self, result: _RegionResult, carried: Sequence[str], loc: Loc) -> BuildError:
         """The refusal of a parallel loop body that rebinds ``carried``,
-        outer variables.  Where the first was last rebound by a call of the
-        body's own block, the call is what counts as the update, and the
-        error stands at the call: a scalar argument comes back from a call
-        as a new value even where the callee gives it back unchanged."""
+        outer variables.  Where the first was last rebound by a call in the
+        body (directly or in a branch of an ``if``), the call is what counts
+        as the update, and the error stands at the call: a scalar argument
+        comes back from a call as a new value even where the callee gives it
+        back unchanged.  A copy made in the loop is the way out only for
+        such a callee: one that changes the scalar would free the copy
+        holding another value, so the advice names the copy only where the
+        callee, already built, gives the scalar back (``scalars_given_back``)."""
         name = carried[0]
-        update = result.values[name]
-        call = update.owner if isinstance(update, OpResult) else None
-        if isinstance(call, rev.CallOp | rev.UncallOp) and call.parent_block() is result.block:
-            callee = shown_name(call.callee.string_value(), False)
+        found = _rebinding_call(result.values[name], result.block)
+        if found is None:
             return self.error(
-                f"a parallel loop passes {name!r}, defined outside it, to {callee}, which gives it back as a new "
-                "value, an update: the loop's iterations are independent, so they may only write array elements; "
-                f"pass a copy made in the loop (b = rv.ancilla({name}), then rv.free(b, {name}) after the call)",
-                call.location,
+                f"a parallel loop updates {', '.join(repr(n) for n in carried)}, defined outside it: "
+                "its iterations are independent, so they may only write array elements",
+                loc,
+            )
+        call, position = found
+        callee = call.callee.string_value()
+        shown = shown_name(callee, False)
+        built = {f.sym_name.data: f for f in self.module.ops if isinstance(f, rev.FuncOp)} if self.module else {}
+        given = scalars_given_back(built).get(callee) if callee in built else None
+        if given is not None and position not in given:
+            advice = (
+                f"{shown} changes it, so a copy made in the loop would be freed holding another value; "
+                "pass an element of an array the loop writes at its own index instead"
+            )
+        else:
+            advice = (
+                f"pass a copy made in the loop (b = rv.ancilla({name}), then rv.free(b, {name}) after the call)"
+                + ("" if given is not None else f", where {shown} gives it back unchanged")
             )
         return self.error(
-            f"a parallel loop updates {', '.join(repr(n) for n in carried)}, defined outside it: "
-            "its iterations are independent, so they may only write array elements",
-            loc,
+            f"a parallel loop passes {name!r}, defined outside it, to {shown}, which gives it back as a new "
+            f"value, an update: the loop's iterations are independent, so they may only write array elements; "
+            f"{advice}",
+            call.location,
         )
 
     def routine(self, compute: Callable[[], Any], body: Callable[[], Any], loc: Loc = None) -> None:
@@ -1594,6 +1611,23 @@ class FunctionBuilder(ExpressionBuilder):
         if self.module is not None:
             self.module.ops.append(func)
         return func
+
+
+def _rebinding_call(value: SSAValue, block: Block) -> tuple[rev.CallOp | rev.UncallOp, int] | None:
+    """The call of ``block`` (or of a branch of an ``if`` in it) whose
+    result ``value`` is, with the result's position among the call's
+    scalars; None where an op other than a call made it."""
+    owner = value.owner
+    if not isinstance(value, OpResult) or not isinstance(owner, Operation):
+        return None
+    if isinstance(owner, rev.CallOp | rev.UncallOp) and owner.parent_block() is block:
+        return owner, value.index
+    if isinstance(owner, rev.IfOp) and owner.parent_block() is block:
+        for region in (owner.then_region, owner.else_region):
+            last = region.block.last_op
+            if isinstance(last, rev.YieldOp) and (found := _rebinding_call(last.operands[value.index], region.block)):
+                return found
+    return None
 
 
 def _f64() -> Attribute:

@@ -132,6 +132,17 @@ def _accumulating_calls(loop: rev.ForOp, call_writes: CallWrites) -> Iterator[tu
                     yield op, position, array
 
 
+def unsummable_calls(loop: rev.ForOp, call_writes: CallWrites) -> list[tuple[Call, SSAValue]]:
+    """The calls in ``loop`` that pass an outer array whole to a callee
+    that accumulates into it where no atomic addition updates the array's
+    elements, with the array."""
+    return [
+        (call, array)
+        for call, _, array in _accumulating_calls(loop, call_writes)
+        if not can_accumulate_atomically(array)
+    ]
+
+
 def check_parallel_loop(loop: rev.ForOp, call_writes: CallWrites) -> None:
     """Raise the first op of ``loop``'s body that breaks the footprint rule."""
     shared = accumulated_arrays(loop) | {array for _, _, array in _accumulating_calls(loop, call_writes)}

@@ -84,7 +84,8 @@ from revmlir.errors import AdjointError, describe_op, describe_value, unsupporte
 from revmlir.interfaces import DifferentiableOp, set_checks
 from revmlir.ir_utils import nested_ops
 from revmlir.naming import FORGETFUL_ATTR
-from revmlir.semantics import gradient_type, is_expression_op, is_state_type, is_state_value
+from revmlir.parallel import can_accumulate_atomically, unsummable_calls
+from revmlir.semantics import Writes, argument_writes, gradient_type, is_expression_op, is_state_type, is_state_value
 
 ADJOINT_SUFFIX = ".adj"
 
@@ -118,6 +119,51 @@ def _defining_node(value: SSAValue) -> Operation | Block:
 
 def _gradient_name(value: SSAValue) -> str | None:
     return f"g_{value.name_hint}" if value.name_hint else None
+
+
+def _unsummable_read(array: str | None) -> str:
+    """Why the gradient of a complex ``array`` read at a shared element
+    cannot be summed over a parallel loop."""
+    name = array or "the array"
+    return (
+        f"{name} has complex elements and the parallel loop reads {name}[…] at an index other than its own, "
+        f"so every iteration reading that element adds to its gradient: a shared sum holds floats or integers; "
+        f"pass {name}'s real and imaginary parts as two float arrays, or read only the loop's own {name}[i, …]"
+    )
+
+
+def _refuse_unsummable_calls(module: ModuleOp, adjoints: Sequence[rev.FuncOp]) -> None:
+    """Refuse a parallel loop of ``adjoints`` that passes a complex gradient
+    whole to a callee's adjoint that adds to it (its callee reads the
+    array at elements that iterations share).  Whether the callee's
+    adjoint adds to it is known once every adjoint is built, from the
+    module's ``argument_writes``: the verifier's own test, which otherwise
+    failed on the derived adjoint as an internal error.  The module is
+    asked only where a parallel loop passes such an array to a call, as
+    the analysis is kept for the verifier only while the IR is unchanged."""
+    loops = [
+        loop
+        for function in adjoints
+        for loop in function.walk()
+        if isinstance(loop, rev.ForOp)
+        and loop.is_parallel
+        and any(
+            isinstance(op, rev.CallOp | rev.UncallOp)
+            and any(isinstance(a.type, MemRefType) and not can_accumulate_atomically(a) for a in op.args)
+            for op in loop.body.walk()
+        )
+    ]
+    if not loops:
+        return
+    writes = argument_writes(module)
+
+    def call_writes(call: rev.CallOp | rev.UncallOp) -> Sequence[Writes]:
+        return writes.get(call.callee.string_value(), (Writes.NONE,) * len(call.args))
+
+    for loop in loops:
+        for call, gradient in unsummable_calls(loop, call_writes):
+            hint = gradient.name_hint
+            raise unsupported(call, _unsummable_read(hint[2:] if hint and hint.startswith("g_") else None))
 
 
 @dataclass
@@ -577,12 +623,7 @@ class Adjointer(Differentiator):
         """Why the gradient ``shadow`` of a complex array read at a shared
         element cannot be summed over a parallel loop, in the array's name."""
         primal = next((value for value, gradient in self.gradients.items() if gradient is shadow), shadow)
-        name = primal.name_hint or "the array"
-        return (
-            f"{name} has complex elements and the parallel loop reads {name}[…] at an index other than its own, "
-            f"so every iteration reading that element adds to its gradient: a shared sum holds floats or integers; "
-            f"pass {name}'s real and imaginary parts as two float arrays, or read only the loop's own {name}[i, …]"
-        )
+        return _unsummable_read(primal.name_hint)
 
     def _zero_facts(self, gradients: Sequence[SSAValue]) -> _ZeroFacts:
         """What is zero here: which of a region op's ``gradients``, and
@@ -857,7 +898,9 @@ def generate_adjoints(
             )
         others = frozenset(p for p, i in enumerate(carrying) if i != loss)
         adjoints.build(name, None, adjoint_name(name, loss=loss), others, checked=True)
-    return adjoints.unused_dropped()
+    created = adjoints.unused_dropped()
+    _refuse_unsummable_calls(module, created)
+    return created
 
 
 def add_adjoint(module: ModuleOp, primal: str, name: str) -> list[rev.FuncOp]:
@@ -866,7 +909,9 @@ def add_adjoint(module: ModuleOp, primal: str, name: str) -> list[rev.FuncOp]:
     adjoints of what it calls; returns the functions added."""
     adjoints = _Adjoints(ModuleFunctions(module, _missing), lanes=1)
     adjoints.build(primal, None, name, frozenset(), checked=False)
-    return adjoints.unused_dropped()
+    created = adjoints.unused_dropped()
+    _refuse_unsummable_calls(module, created)
+    return created
 
 
 GRADIENT_SUFFIX = ".grad"

@@ -241,6 +241,7 @@ def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
     if isinstance(returned, func.ReturnOp) and returned.arguments:
         scalars = [a for a in function.body.block.args if not isinstance(a.type, MemRefType)]
         _check_returned(returned, scalars, name, _gradients(function))
+    _check_own_sums(loop, name)  # after the returned gradient of a scalar, its sum's own reason
     return loop
 
 
@@ -310,6 +311,25 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
                 name,
                 f"it calls @{callee} outside its parallel loop, which every thread would do",
                 f"it calls {python_call_name(callee)} outside its rv.prange loop, which every thread would do",
+            )
+
+
+def _check_own_sums(loop: scf.ParallelOp, name: str) -> None:
+    """An array the kernel allocates before its loop is each thread's own:
+    a sum of the loop's iterations into one of its elements (an atomic
+    addition, a shared accumulation or a count) would hold only the
+    thread's iterations, so the result would depend on the grid."""
+    for op in loop.body.walk():
+        if isinstance(op, memref.AtomicRMWOp) and _own_allocation(op.memref):
+            hint = op.memref.name_hint
+            raise NotAKernel(
+                op,
+                name,
+                f"its parallel loop sums into an element of {f'%{hint}' if hint else 'an array'} allocated outside "
+                "the loop: each thread would hold its own copy, the sum of its own iterations",
+                f"its rv.prange loop adds into {hint or 'an array'}[…] at an element its iterations share, but "
+                f"{hint or 'the array'} is allocated outside the loop, one copy per thread: each copy would sum "
+                "only its thread's iterations; pass the array as an argument",
             )
 
 

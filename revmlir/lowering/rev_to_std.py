@@ -892,13 +892,15 @@ _COUNT_STEPS: dict[type[Operation], bool] = {
 step is subtracted."""
 
 
-def _parallel_counts(block: Block) -> dict[memref.StoreOp, tuple[SSAValue, bool]]:
+def _parallel_counts(block: Block, counted: set[SSAValue]) -> dict[memref.StoreOp, tuple[SSAValue, bool]]:
     """The counts of safe region ``block`` that stand in a parallel loop, as
     the frontend builds them (``safe_blocks``: the element loaded, the step
     added or subtracted, the sum stored back to the same element), with the
     step and whether it is subtracted.  Iterations count into one element at
     once, so each becomes an atomic addition of the step; a store of another
-    shape in a parallel loop is refused (``_safe``)."""
+    shape in a parallel loop is refused (``_safe``), and so is a count into
+    bool elements or one whose step reads an array of ``counted``, which
+    are of that shape but have no atomic form (``_unshared_store``)."""
     counts: dict[memref.StoreOp, tuple[SSAValue, bool]] = {}
     for op in block.ops:
         if not isinstance(op, memref.StoreOp):
@@ -915,9 +917,46 @@ def _parallel_counts(block: Block) -> dict[memref.StoreOp, tuple[SSAValue, bool]
             and load.memref is op.memref
             and list(load.indices) == list(op.indices)
             and load.parent_block() is block
+            and op.value.type != i1
+            and _counted_read(step, block, counted) is None
         ):
             counts[op] = (step, _COUNT_STEPS[type(update)])
     return counts
+
+
+def _counted_arrays(safe: Operation) -> set[SSAValue]:
+    """The arrays that the outermost parallel loop around ``safe`` counts
+    into: the stores of its safe regions."""
+    loop: Operation | None = None
+    parent = safe.parent_op()
+    while parent is not None:
+        if isinstance(parent, rev.ForOp) and parent.is_parallel:
+            loop = parent
+        parent = parent.parent_op()
+    if loop is None:
+        return set()
+    return {
+        store.memref
+        for region in loop.walk()
+        if isinstance(region, rev.SafeOp)
+        for store in region.body.block.ops
+        if isinstance(store, memref.StoreOp)
+    }
+
+
+def _counted_read(value: SSAValue, block: Block, counted: set[SSAValue]) -> memref.LoadOp | None:
+    """A load of an array of ``counted`` that ``value`` is computed from
+    in ``block``: another iteration may count into the element between the
+    read and the atomic addition of a step made from it."""
+    owner = value.owner
+    if not isinstance(owner, Operation) or owner.parent_block() is not block:
+        return None
+    if isinstance(owner, memref.LoadOp) and owner.memref in counted:
+        return owner
+    for operand in owner.operands:
+        if (read := _counted_read(operand, block, counted)) is not None:
+            return read
+    return None
 
 
 @lowers(rev.SafeOp)
@@ -929,7 +968,8 @@ def _safe(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, rev.SafeOp)
     if not op.runs_forward:
         return
-    counts = _parallel_counts(op.body.block) if len(lowering.shared_arrays) > 1 else None
+    counted = _counted_arrays(op) if len(lowering.shared_arrays) > 1 else set[SSAValue]()
+    counts = _parallel_counts(op.body.block, counted) if len(lowering.shared_arrays) > 1 else None
     skipped = set[Operation]()
     if counts:
         for store in counts:
@@ -945,7 +985,7 @@ def _safe(lowering: FunctionLowering, op: Operation) -> None:
             lower_print(lowering, inner)
         elif isinstance(inner, memref.StoreOp) and counts is not None:
             if inner not in counts:
-                raise PassFailedException(f"{describe_op(inner)}: {_unshared_store(inner)}")
+                raise PassFailedException(f"{describe_op(inner)}: {_unshared_store(inner, counted)}")
             _atomic_count(lowering, inner, *counts[inner])
         elif isinstance(inner, memref.StoreOp):  # a count (revmlir.counters)
             lowering.check_indices(inner, lowering.get(inner.memref), [lowering.get(i) for i in inner.indices])
@@ -956,7 +996,7 @@ def _safe(lowering: FunctionLowering, op: Operation) -> None:
             raise PassFailedException(f"{describe_op(inner)} in rev.safe cannot be lowered")
 
 
-def _unshared_store(store: memref.StoreOp) -> str:
+def _unshared_store(store: memref.StoreOp, counted: set[SSAValue]) -> str:
     """Why a store of a safe region in a parallel loop is no count that an
     atomic addition makes."""
     array_type = store.memref.type
@@ -967,10 +1007,29 @@ def _unshared_store(store: memref.StoreOp) -> str:
             "no atomic addition updates a complex number; count its real and imaginary parts "
             "into two elements of a float counter"
         )
+    if array_type.element_type == i1:
+        return (
+            "a count into bool elements in a parallel loop, whose iterations may count at once: "
+            "no atomic addition updates a bool; count into an int32 or int64 counter"
+        )
+    update, block = store.value.owner, store.parent_block()
+    if isinstance(update, Operation) and type(update) in _COUNT_STEPS and block is not None:
+        read = _counted_read(update.operands[1], block, counted)
+        if read is not None:
+            return (
+                f"a count in a parallel loop whose step reads {_array_name(read.memref)}, which the loop counts "
+                "into: another iteration may count between the read and the addition; count a step that the "
+                "loop does not count into"
+            )
     return (
         "a store in rev.safe inside a parallel loop, whose iterations may run at once: only a count "
         "(an element loaded, a step added to or subtracted from it, the sum stored back) can be made atomic"
     )
+
+
+def _array_name(array: SSAValue) -> str:
+    """The array's name in the user's source where the frontend kept it."""
+    return array.name_hint or "an array"
 
 
 def _atomic_count(lowering: FunctionLowering, store: memref.StoreOp, step: SSAValue, subtracted: bool) -> None:
