@@ -305,12 +305,23 @@ def _holds_more(found: Any, declared: Attribute, bounds: tuple[int, int]) -> boo
 
 def _beyond(value: Any, low: int, high: int) -> bool:
     """Whether number ``value`` is outside ``low`` to ``high``: for a float,
-    a finite one (an infinity or NaN is a float of every width)."""
+    one the conversion to the float of largest number ``high`` makes
+    infinite although it is finite (an infinity or NaN is a float of every
+    width)."""
     if isinstance(value, complex | np.complexfloating):
         return _beyond(value.real, low, high) or _beyond(value.imag, low, high)
     if isinstance(value, float | np.floating):
-        return math.isfinite(value) and not low <= float(value) <= high
+        return math.isfinite(value) and abs(float(value)) >= _rounded_to_infinity(high)
     return not low <= int(value) <= high
+
+
+def _rounded_to_infinity(largest: int) -> int:
+    """The magnitude from which a float rounds to infinity in the binary
+    format whose largest finite number is ``largest`` (``2**e - 2**(e-p)``):
+    halfway to ``2**e``, where a tie rounds to ``2**e``, whose significand
+    is even.  Below it the conversion is finite: numpy takes 3.4028235e38,
+    above float32's largest, to float32's largest."""
+    return (largest + 2 ** largest.bit_length()) // 2
 
 
 def check_ranges(
