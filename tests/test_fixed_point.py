@@ -165,6 +165,27 @@ def test_arguments_are_checked(converted):
         f(1j, 0.0)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_int_out_of_range_is_an_overflow_error(converted, narrow, engine):
+    """An int beyond a format's integer range, a Python or a numpy one
+    (which was a ``TypeError`` where the Python int was an
+    ``OverflowError``), is the call's ``OverflowError`` naming the argument,
+    on both engines; a float out of range stays a ``TypeError``
+    (``test_arguments_are_checked``), and an int at the range's end
+    converts to that number exactly."""
+    wide = r"is out of range for rv.Fixed\[43\] \(-1048576 to 1048575\)$"
+    for value in (np.int64(2**30), np.int32(2**25), 2**30, np.int64(-(2**20) - 1)):
+        with pytest.raises(OverflowError, match=rf"^_converted\(\): argument 'y': {int(value)} {wide}"):
+            converted[engine](value, 0.0)
+    with pytest.raises(
+        OverflowError, match=r"^_narrow\(\): argument 'a': 128 is out of range for rv.Fixed\[8, 16\] \(-128 to 127\)$"
+    ):
+        narrow[engine](0.0, np.int32(128), 1.0)
+    assert narrow[engine](0.0, np.int32(-128), 0.5) == (F16(-64.0), F16(-128.0), F16(0.5))
+    assert narrow[engine](0.0, np.int64(127), -1) == (F16(-127.0), F16(127.0), F16(-1.0))
+    assert converted[engine](np.int64(2**20 - 1), 0.0) == (F43(2.0**20 - 1), 0.0)
+
+
 def test_elementary_functions_take_the_real_value():
     @rv.reversible(backend="interpreter")
     def exponential(y: F43, a: F43):

@@ -171,7 +171,9 @@ def test_an_int_too_large_for_a_float_parameter():
     def add(y: float, x):
         y += x
 
-    expected = "argument 'y': an integer of 1329 bits is out of range for float (magnitude at most 1.79769e+308)"
+    expected = (
+        "argument 'y': an integer of 1329 bits is out of range for float (magnitude at most 1.7976931348623157e+308)"
+    )
     with pytest.raises(OverflowError, match=re.escape(expected)):
         add(10**400, 1.0)
     assert add(10**300, 1.0) == (1e300 + 1.0, 1.0)
@@ -672,7 +674,7 @@ def test_numpy_scalar_annotations_refuse_what_does_not_convert():
 
 
 INT32_RANGE = r"is out of range for int32 \(-2147483648 to 2147483647\)$"
-FLOAT32_RANGE = r"is out of range for float32 \(magnitude at most 3\.40282e\+38\)$"
+FLOAT32_RANGE = r"is out of range for float32 \(magnitude at most 3\.4028235e\+38\)$"
 
 
 @pytest.mark.parametrize("engine", ["native", "interpreter"])
@@ -707,6 +709,30 @@ def test_numbers_beyond_a_numpy_annotation_are_out_of_range(engine):
     with pytest.raises(OverflowError, match=rf"^ordinary_single\(\): argument 'x': 1e\+300 {FLOAT32_RANGE}"):
         ordinary(1e300, 2)
     assert ordinary(1.5, np.int64(2)) == np.float32(1.5) * np.float32(1.5) + np.float32(2)
+
+
+def widest_single(y: np.float32, x: np.float32):
+    y += x
+
+
+@pytest.mark.parametrize("engine", ["native", "interpreter"])
+def test_a_float_that_float32_rounds_to_its_largest_is_not_out_of_range(engine):
+    """A float above float32's largest (3.4028234663852886e38) but below
+    halfway to 2**128 converts to the largest, as numpy's conversion
+    does; only one the conversion makes infinite (3.4028236e38) is out of
+    range, and the bound is printed as numpy prints float32's largest."""
+    reversible = rv.reversible(widest_single, backend=engine)
+    largest = np.finfo(np.float32).max
+    for given in (3.4028235e38, 3.40282356e38, float(largest), -3.4028235e38):
+        assert np.float32(given) == np.sign(given) * largest  # numpy's own conversion
+        assert reversible(0.0, given) == (np.sign(given) * largest, np.sign(given) * largest)
+    halfway = float(2**128 - 2**103)
+    for given in (3.4028236e38, halfway, -halfway):
+        with pytest.raises(
+            OverflowError, match=rf"^widest_single\(\): argument 'x': {re.escape(str(given))} {FLOAT32_RANGE}"
+        ):
+            reversible(0.0, given)
+    assert np.float32(math.nextafter(halfway, 0.0)) == largest  # numpy's rounding just below the boundary
 
 
 def single_ancilla(y, x: np.float32):

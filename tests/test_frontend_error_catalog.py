@@ -177,6 +177,7 @@ revmlir/builder.py, builder API only (no reversible Python reaches them)
 """
 
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -195,6 +196,7 @@ from xdsl.dialects.builtin import (
 import revmlir as rv
 import revmlir.builder
 import revmlir.dialects.rev
+import revmlir.frontend.base.types
 import revmlir.frontend.reversible_code.functions
 from revmlir.builder import BuildError, Element, ModuleBuilder
 
@@ -330,7 +332,7 @@ def deco(function):
 
 UNKNOWN_ANNOTATION_HINT = (
     "annotate with float, int, complex, bool, rv.ULog, rv.Fixed[fraction], rv.Tropical, numpy.ndarray, "
-    "numpy.typing.NDArray[dtype] or a numpy scalar type (np.float64, np.float32, np.int64, np.int32, np.bool, "
+    "numpy.typing.NDArray[dtype] or a numpy scalar type (np.float64, np.float32, np.int64, np.int32, np.bool_, "
     "np.complex128, np.complex64), or leave the parameter unannotated"
 )
 
@@ -413,6 +415,54 @@ def test_numpy_scalar_classes_without_a_type_are_refused():
         UNKNOWN_ANNOTATION_HINT,
         at="np.uint8",
     )
+
+
+class _Numpy126:
+    """numpy as 1.26, the oldest supported, has it: an abstract scalar class
+    is given a concrete class's dtype, with a ``DeprecationWarning``, where
+    numpy 2 raises ``TypeError``."""
+
+    _GIVEN = {np.floating: np.float64, np.inexact: np.float64, np.integer: np.int64, np.complexfloating: np.complex128}
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(np, name)
+
+    def dtype(self, obj: object) -> np.dtype:
+        given = next((concrete for abstract, concrete in self._GIVEN.items() if obj is abstract), None)
+        if given is None:
+            return np.dtype(obj)
+        warnings.warn("Converting `np.inexact` or `np.floating` to a dtype is deprecated", DeprecationWarning)
+        return np.dtype(given)
+
+
+@pytest.mark.parametrize("abstract", [np.floating, np.inexact, np.integer, np.complexfloating])
+def test_an_abstract_numpy_class_is_refused_whichever_numpy_runs(monkeypatch, abstract):
+    """An abstract class is an unknown annotation under numpy 1.26 too,
+    whose ``np.dtype`` gives it float64's dtype (or int64's, complex128's)
+    with a warning instead of raising: the class is taken only where its
+    dtype's class is itself, and the warning does not escape (warnings are
+    errors in these tests).  numpy's behaviour is that of 1.26 here, so the
+    test does not depend on the numpy installed."""
+    monkeypatch.setattr(revmlir.frontend.base.types, "np", _Numpy126())
+
+    def f(y, x: abstract):  # E:abstract
+        y += x
+
+    check(
+        at_decoration(f),
+        "# E:abstract",
+        "unknown annotation 'abstract' for parameter 'x'",
+        UNKNOWN_ANNOTATION_HINT,
+        at="abstract",
+    )
+
+
+def test_the_numpy_classes_a_hint_names_exist_in_every_supported_numpy():
+    """The hint names ``np.bool_``, which numpy 1.26 and 2 both have
+    (1.26 has no ``np.bool``), and each class it names is a type."""
+    names = [name.removeprefix("np.") for name in revmlir.frontend.base.types.NUMPY_SCALAR_ANNOTATIONS.split(", ")]
+    assert "bool_" in names and "bool" not in names
+    assert all(revmlir.frontend.base.types.type_of_annotation(getattr(np, name)) is not None for name in names)
 
 
 def test_a_stack_as_an_annotation_is_refused_at_it():
@@ -926,7 +976,7 @@ def test_stack_of_a_non_type():
 
     hint = (
         "use float, int, complex, bool or a numpy scalar type "
-        "(np.float64, np.float32, np.int64, np.int32, np.bool, np.complex128, np.complex64)"
+        "(np.float64, np.float32, np.int64, np.int32, np.bool_, np.complex128, np.complex64)"
     )
     check(at_call(f, 1.0), "# E:stack-str", "'str' is not a type", hint, at="str")
 

@@ -224,21 +224,33 @@ def test_a_log_of_a_constant_is_a_constant():
     assert (da, db) == pytest.approx((1.0 / math.log(2.0), 0.0))
 
 
-def test_a_log_of_a_non_positive_constant_is_said_at_the_log():
+@rv.ordinary
+def powered_by_a_log_of_zero(a, b):
+    return a ** math.log(0.0) + b, b * 2.0  # E:power
+
+
+@pytest.mark.parametrize(
+    "function, marker, value",
+    [(scaled_by_a_negative_log, "# E:constant", "-1.0"), (powered_by_a_log_of_zero, "# E:power", "0.0")],
+    ids=["carried", "power"],
+)
+def test_a_log_of_a_non_positive_constant_is_said_at_the_log(function, marker, value):
     """``math.log(-1.0)`` is a constant NaN: its product with an active
     value was "a non-finite step" at the product.  It is refused as a log
     of a non-positive value is, at the log, with its value, however many
-    known ops carry it to the active one."""
-    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if text.endswith("# E:constant"))
+    known ops carry it to the active one, and where the active op's value
+    is finite but its partial is not (``3.0 ** -inf`` is 0.0, its
+    derivative in ``a`` ``-inf * 0.0``, NaN)."""
+    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if text.endswith(marker))
     message = (
-        rf"^'math.log' at {__file__}:{line}:\d+: takes the log of -1.0, a non-positive value, "
+        rf"^'math.log' at {__file__}:{line}:\d+: takes the log of {value}, a non-positive value, "
         "so the Jacobian J is not defined at these arguments$"
     )
     with pytest.raises(LumpError, match=message):
-        rv.inverse_jvp(scaled_by_a_negative_log, (3.0, 1.0), (1.0, 0.0, None, None))
+        rv.inverse_jvp(function, (3.0, 1.0), (1.0, 0.0, None, None))
     with pytest.raises(LumpError, match=message):
-        rv.inverse_vjp(scaled_by_a_negative_log, (3.0, 1.0), (1.0, 0.0))
-    assert rv.constant_width(scaled_by_a_negative_log, (3.0, 1.0)).constant_width
+        rv.inverse_vjp(function, (3.0, 1.0), (1.0, 0.0))
+    assert rv.constant_width(function, (3.0, 1.0)).constant_width
 
 
 @rv.ordinary
@@ -275,8 +287,8 @@ def at_least_a_log(a, b):
 def test_a_finite_constant_computed_from_an_undefined_log_is_a_constant(function, scale):
     """A known op that maps a log's infinity or NaN to a finite value
     (``max(-inf, -20.0)``, ``exp(-inf)``, ``nan ** 0.0``) makes a constant
-    like any other, and an active op whose value at the point is finite
-    (``max(a, -inf)``) a step like any other: only a value that is still
+    like any other, and an active op whose value and partial at the point are finite
+    (``max(a, -inf)``, whose partial in a is 1) a step like any other: only a value or partial still
     not finite carries the log's refusal.  The inverse products solve ``a = (y0 - b) / scale``,
     ``b = y1 / 2``, checked against the closed form."""
     x, (da, db) = rv.inverse_jvp(function, (3.0, 1.0), (1.0, 0.0, None, None))

@@ -648,20 +648,20 @@ def test_a_loop_widens_an_int_to_the_float_its_body_makes():
 
 
 def test_branches_of_types_arithmetic_refuses():
-    """A log number and a float do not mix in arithmetic (``cannot combine
-    ULog and float``), so neither where paths meet."""
+    """A tropical and a fixed-point number do not mix in arithmetic, so
+    neither where paths meet."""
 
     def f(x, c):
         if c > 0:  # E:branch
-            y = rv.ulog(x)
+            y = rv.tropical(x)
         else:
-            y = x
+            y = rv.Fixed[43](x)
         return float(y)
 
     check(
         at_call(f, 2.0, 1),
         "# E:branch",
-        "'y' is ULog after one branch and float after the other, which do not mix; give it one type in both",
+        "'y' is Tropical after one branch and rv.Fixed[43] after the other, which do not mix; give it one type in both",
         None,
         "if",
     )
@@ -669,18 +669,40 @@ def test_branches_of_types_arithmetic_refuses():
 
 def test_a_loop_body_giving_a_type_arithmetic_refuses():
     def f(x, n):
-        y = rv.ulog(x)
+        y = rv.tropical(x)
         for i in range(n):  # E:loop
-            y = 0.5
+            y = rv.Fixed[43](0.5)
         return float(y)
 
     check(
         at_call(f, 2.0, 3),
         "# E:loop",
-        "'y' is ULog before the loop and float after its body, which do not mix; "
+        "'y' is Tropical before the loop and rv.Fixed[43] after its body, which do not mix; "
         "give it one type before the loop and in its body",
         None,
         "for",
+    )
+
+
+@pytest.mark.parametrize("engine", ["native", "interpreter"])
+def test_a_log_number_made_in_ordinary_code_is_refused_at_rv_ulog(engine):
+    """``rv.ulog`` in ordinary code made a log number no op of it computes
+    on: its arithmetic was refused in a reversible function's words and
+    ``float(rv.ulog(x))`` as an op that cannot be reversibilized.  The
+    call is refused, on both engines, in the user's words."""
+
+    def f(x):
+        l = rv.ulog(x)  # E:ulog
+        return float(l * l)
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        rv.ordinary(f, backend=engine)(2.0)
+    check(
+        info.value,
+        "# E:ulog",
+        "'rv.ulog(x)': rv.ulog makes a log number for a reversible update; ordinary code computes with real values",
+        "drop rv.ulog: x",
+        "rv.ulog",
     )
 
 

@@ -350,7 +350,7 @@ def test_the_annotation_hint_names_numpy_scalar_types():
 
     assert info.value.hint == (
         "annotate every parameter and the result with float, int, complex or a numpy scalar type "
-        "(np.float64, np.float32, np.int64, np.int32, np.bool, np.complex128, np.complex64), "
+        "(np.float64, np.float32, np.int64, np.int32, np.bool_, np.complex128, np.complex64), "
         "arrays with numpy.typing.NDArray[numpy.float64] (or another dtype)"
     )
 

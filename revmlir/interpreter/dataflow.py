@@ -149,6 +149,14 @@ class _Undefined(float):
         return made
 
 
+def _finite(value: float | None, partials: list[float | None]) -> bool:
+    """Whether an active op's value and partial derivatives are known and
+    finite, so that the step it makes no longer carries an undefined log
+    it reads (``max(a, log(0.0))``) where ``a ** log(0.0)``, finite but with
+    a NaN partial, does."""
+    return value is not None and math.isfinite(value) and all(p is None or math.isfinite(p) for p in partials)
+
+
 def _carried(op: Operation, args: Sequence[Any], known: Sequence[Any], value: Any) -> Any:
     """``value``, the known result of ``op`` of ``known``, as an
     ``_Undefined`` where it is not finite and a logarithm of a constant
@@ -295,7 +303,7 @@ class _Evaluator:
                 found.append(_known(partial, values, result))
         reason, at = undefined(op, args, values), op
         carried = next((v for v in values if isinstance(v, _Undefined)), None)
-        if reason is None and carried is not None and (result is None or not math.isfinite(result)):
+        if reason is None and carried is not None and not _finite(result, found):
             reason, at = carried.reason, carried.op
         return self.add(Node(op, tuple(operands), tuple(found), result, undefined=reason, undefined_at=at))
 

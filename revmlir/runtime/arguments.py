@@ -178,6 +178,12 @@ def value_range(type: Attribute) -> tuple[int, int] | None:
     return None
 
 
+_LARGEST_FLOATS = {int(info.max): str(info.max) for info in map(np.finfo, (np.float32, np.float64))}
+"""The largest float of each width as numpy prints it, the shortest decimal
+that converts to it (float32's is 3.4028235e+38, where Python's float of it
+prints as 3.4028234663852886e+38)."""
+
+
 def out_of_range(value: complex, type_name: str, bounds: tuple[int, int]) -> str:
     """Says that ``value`` (a Python number) is outside ``bounds`` (from
     ``value_range``), without printing thousands of digits."""
@@ -186,5 +192,5 @@ def out_of_range(value: complex, type_name: str, bounds: tuple[int, int]) -> str
     if isinstance(value, int) and value.bit_length() > 128:
         shown = f"an integer of {value.bit_length()} bits"
     exact = isinstance(value, int) and high.bit_length() <= 128
-    limits = f"{low} to {high}" if exact else f"magnitude at most {float(high):.6g}"
+    limits = f"{low} to {high}" if exact else f"magnitude at most {_LARGEST_FLOATS.get(high, f'{float(high):.6g}')}"
     return f"{shown} is out of range for {type_name} ({limits})"

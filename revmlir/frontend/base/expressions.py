@@ -578,7 +578,8 @@ class ExpressionCompiler:
         builder would say names an op the user did not write (``a ** 3`` is
         repeated ``mul``, ``-a`` a ``neg``) or a mix (``a ** 0.5``: "cannot
         combine ULog and float").  (Ordinary code computes with the real
-        values of log numbers: no value of its expressions is one.)  The
+        values of its ``rv.ULog`` parameters and refuses ``rv.ulog``: no
+        value of its expressions is a log number.)  The
         hint gives the real value's expression, and, where ``node`` is the
         whole value of an update of a log number by a constant int power
         (``y *= a ** 3``), the updates that make it, in the user's names."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import typing
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeGuard
 
@@ -49,15 +50,19 @@ class Tropical:
     receives a finite float, whose products are sums and sums maxima."""
 
 
-_DTYPES: dict[np.dtype, Attribute] = {
-    np.dtype(np.float64): f64,
-    np.dtype(np.float32): f32,
-    np.dtype(np.int64): i64,
-    np.dtype(np.int32): i32,
-    np.dtype(np.bool_): i1,
-    np.dtype(np.complex128): ComplexType(f64),
-    np.dtype(np.complex64): ComplexType(f32),
+_NUMPY_SCALARS: dict[str, Attribute] = {
+    "float64": f64,
+    "float32": f32,
+    "int64": i64,
+    "int32": i32,
+    "bool_": i1,
+    "complex128": ComplexType(f64),
+    "complex64": ComplexType(f32),
 }
+"""numpy's scalar classes that are types, by the names every supported
+numpy has: numpy 1.26 has ``np.bool_`` but no ``np.bool``."""
+
+_DTYPES: dict[np.dtype, Attribute] = {np.dtype(getattr(np, name)): type for name, type in _NUMPY_SCALARS.items()}
 
 _ANNOTATIONS: dict[Any, Attribute] = {
     float: f64,
@@ -193,11 +198,17 @@ def _is_numpy_class(annotation: Any) -> TypeGuard[type[np.generic]]:
 def _numpy_class_type(annotation: type[np.generic]) -> Attribute | None:
     """The type of numpy scalar class ``annotation``, by its dtype: aliases
     of one dtype (``np.longlong`` of ``np.int64``'s, a distinct class) mean
-    one type.  An abstract class (``np.floating``) has no dtype."""
-    try:
-        return _DTYPES.get(np.dtype(annotation))
-    except TypeError:
-        return None
+    one type.  An abstract class (``np.floating``) has no dtype of its own:
+    numpy 2 refuses to make one, numpy 1.26 makes another class's
+    (``float64``'s, with a ``DeprecationWarning``), so a class is taken
+    only where its dtype's class is itself."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            dtype = np.dtype(annotation)
+        except TypeError:
+            return None
+    return _DTYPES.get(dtype) if dtype.type is annotation else None
 
 
 def is_known_annotation(annotation: Any) -> bool:
@@ -222,7 +233,7 @@ def type_of_vector_annotation(annotation: Any) -> Attribute | None:
     return type_of_value(np.empty(0, dtype=scalars[0]))
 
 
-NUMPY_SCALAR_ANNOTATIONS = ", ".join(f"np.{dtype.name}" for dtype in _DTYPES)
+NUMPY_SCALAR_ANNOTATIONS = ", ".join(f"np.{name}" for name in _NUMPY_SCALARS)
 """The numpy scalar classes that annotate a type (and their aliases)."""
 
 KNOWN_ANNOTATIONS = (
@@ -294,12 +305,23 @@ def _holds_more(found: Any, declared: Attribute, bounds: tuple[int, int]) -> boo
 
 def _beyond(value: Any, low: int, high: int) -> bool:
     """Whether number ``value`` is outside ``low`` to ``high``: for a float,
-    a finite one (an infinity or NaN is a float of every width)."""
+    one the conversion to the float of largest number ``high`` makes
+    infinite although it is finite (an infinity or NaN is a float of every
+    width)."""
     if isinstance(value, complex | np.complexfloating):
         return _beyond(value.real, low, high) or _beyond(value.imag, low, high)
     if isinstance(value, float | np.floating):
-        return math.isfinite(value) and not low <= float(value) <= high
+        return math.isfinite(value) and abs(float(value)) >= _rounded_to_infinity(high)
     return not low <= int(value) <= high
+
+
+def _rounded_to_infinity(largest: int) -> int:
+    """The magnitude from which a float rounds to infinity in the binary
+    format whose largest finite number is ``largest`` (``2**e - 2**(e-p)``):
+    halfway to ``2**e``, where a tie rounds to ``2**e``, whose significand
+    is even.  Below it the conversion is finite: numpy takes 3.4028235e38,
+    above float32's largest, to float32's largest."""
+    return (largest + 2 ** largest.bit_length()) // 2
 
 
 def check_ranges(

@@ -1307,6 +1307,16 @@ class OrdinaryExpressions(ExpressionCompiler):
                     f"assign them: a, b = {ast.unparse(node)}",
                 )
             return results[0]
+        if callee is markers.ulog:
+            # no op of ordinary code computes on a log number, which only
+            # a reversible update (``ly *= lx``) multiplies
+            real = f": {ast.unparse(node.args[0])}" if len(node.args) == 1 else ""
+            raise ctx.error(
+                node,
+                f"'{ast.unparse(node)}': rv.ulog makes a log number for a reversible update; "
+                "ordinary code computes with real values",
+                f"drop rv.ulog{real}",
+            )
         if (
             callee is not UNRESOLVED
             and callee not in SCALAR_FUNCTIONS
