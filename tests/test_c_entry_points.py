@@ -455,7 +455,11 @@ static void slots(void) {
     memref1 cc = {m.buf, m.buf, 0, {4}, {1}};
     memref1 unaligned = {(double *)e, NULL, 0, {REVMLIR_ERROR_WORDS}, {1}};
     memref1 before = {(double *)e, (double *)e + 1, -1, {REVMLIR_ERROR_WORDS}, {1}};
-    int64_t r = _mlir_ciface_bump(&cc, 2, &unaligned) + _mlir_ciface_bump(&cc, 2, &before);
+    /* words written contiguously would not be where a strided slot's are */
+    memref1 strided = {(double *)e, (double *)e, 0, {REVMLIR_ERROR_WORDS}, {2}};
+    memref1 repeated = {(double *)e, (double *)e, 0, {REVMLIR_ERROR_WORDS}, {0}};
+    int64_t r = _mlir_ciface_bump(&cc, 2, &unaligned) + _mlir_ciface_bump(&cc, 2, &before) +
+                _mlir_ciface_bump(&cc, 2, &strided) + _mlir_ciface_bump(&cc, 2, &repeated);
     printf("slots %lld %g ", (long long)r, m.buf[2]);
 }
 int main(void) {
@@ -494,7 +498,8 @@ def test_a_descriptor_that_would_take_the_code_past_its_array_is_refused(tmp_pat
     what it saw; nothing past the array is touched.  The largest array
     that passes runs, and its index check refuses -1.  An error slot with
     a null data pointer (or upstream's negative offset) was written
-    through: it is one of no words, and the call returns at once."""
+    through, and one of a stride other than 1 written as if it were 1:
+    each is one of no words, and the call returns at once."""
     lines = build(tmp_path, DESCRIPTORS, DESCRIPTORS_PROGRAM)
     largest, big = (2**63 - 1) // 8, 2**40
     assert lines == [
@@ -648,3 +653,94 @@ def test_a_stack_header_whose_words_disagree_is_refused_before_the_run(tmp_path:
         "0 0 0 0 0 1 0 0",
     ]
     assert "#define REVMLIR_BAD_STACK (-10)" in (tmp_path / "m.h").read_text()
+
+
+FREE_STRIDES = """
+rev.func @one(%y: f64, %m: memref<?xf64>) {
+  %one = arith.constant 1.0 : f64
+  %y1 = rev.add %y, %one : f64
+  rev.return %y1 : f64
+}
+rev.func @two(%y: f64, %m: memref<?x?xf64>) {
+  %one = arith.constant 1.0 : f64
+  %y1 = rev.add %y, %one : f64
+  rev.return %y1 : f64
+}
+rev.func @stat(%y: f64, %m: memref<1x3xf64>) {
+  %one = arith.constant 1.0 : f64
+  %y1 = rev.add %y, %one : f64
+  rev.return %y1 : f64
+}
+"""
+FREE_STRIDES_PROGRAM = r"""
+#include <stdio.h>
+#include "m.h"
+typedef struct { double *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } memref1;
+typedef struct { double *allocated, *aligned; int64_t offset, sizes[2], strides[2]; } memref2;
+typedef struct { int64_t *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } slot1;
+double _mlir_ciface_one(double y, memref1 *m, slot1 *err);
+double _mlir_ciface_two(double y, memref2 *m, slot1 *err);
+double _mlir_ciface_stat(double y, memref2 *m, slot1 *err);
+static int64_t e[REVMLIR_ERROR_WORDS];
+static slot1 err = {e, e, 0, {REVMLIR_ERROR_WORDS}, {1}};
+static double buf[12];
+static void show(const char *label, double y) {
+    printf("%s %g %lld %lld %lld %lld %lld\n", label, y, (long long)e[0], (long long)e[1], (long long)e[2],
+           (long long)e[3], (long long)e[4]);
+    for (int i = 0; i < REVMLIR_ERROR_WORDS; i++) e[i] = 0;
+}
+static void one(const char *label, int64_t size, int64_t stride) {
+    memref1 m = {buf, buf, 0, {size}, {stride}};
+    show(label, _mlir_ciface_one(0.5, &m, &err));
+}
+static void two(const char *label, int64_t rows, int64_t columns, int64_t outer, int64_t inner) {
+    memref2 m = {buf, buf, 0, {rows, columns}, {outer, inner}};
+    show(label, _mlir_ciface_two(0.5, &m, &err));
+}
+static void stat(const char *label, int64_t rows, int64_t columns, int64_t outer, int64_t inner) {
+    memref2 m = {buf, buf, 0, {rows, columns}, {outer, inner}};
+    show(label, _mlir_ciface_stat(0.5, &m, &err));
+}
+int main(void) {
+CASES
+    return 0;
+}
+"""
+
+
+def test_a_stride_that_cannot_move_the_code_passes_as_numpys_does(tmp_path: Path):
+    """The stride check refused arrays upstream MLIR's numpy helper
+    (``get_ranked_memref_descriptor``) describes: it passes numpy's
+    strides, 0 for an empty array and anything on a size-1 dimension,
+    where no index ever moves by them.  A stride is now compared only where
+    the array has elements and its dimension's size is not 1 (numpy's
+    relaxed row-major rule): the descriptors of numpy's contiguous arrays
+    below (sizes and strides as numpy gives them) run, and a stride that
+    does move the code is still refused."""
+    contiguous = {
+        "zeros(0)": np.zeros(0),
+        "zeros(3,0)": np.zeros((3, 0)),
+        "zeros(3,1).T": np.zeros((3, 1)).T,
+        "zeros(3)[None]": np.zeros(3)[None],
+        "zeros(3,4)[:,:1]": np.zeros((3, 4))[:, :1].copy(),
+        "zeros(1,3)": np.zeros((1, 3)),
+    }
+    assert all(a.flags.c_contiguous for a in contiguous.values())
+    cases = [
+        *(((("one", "two")[a.ndim - 1]), label, a.shape, a.strides) for label, a in contiguous.items()),
+        ("stat", "static-zeros(3,1).T", (1, 3), np.zeros((3, 1)).T.strides),
+        ("two", "outer", (3, 4), (40, 8)),
+        ("two", "inner", (3, 4), (32, 16)),
+        ("one", "stride-0", (2,), (0,)),
+    ]
+    calls = (
+        f'    {f}("{label}", {", ".join(map(str, (*shape, *(s // 8 for s in strides))))});'
+        for f, label, shape, strides in cases
+    )
+    lines = build(tmp_path, FREE_STRIDES, FREE_STRIDES_PROGRAM.replace("CASES", "\n".join(calls)))
+    assert lines == [
+        *(f"{label} 1.5 0 0 0 0 0" for label in [*contiguous, "static-zeros(3,1).T"]),
+        f"outer 0 {STRIDE_MISMATCH} 1 0 4 5",
+        f"inner 0 {STRIDE_MISMATCH} 1 1 1 2",
+        f"stride-0 0 {STRIDE_MISMATCH} 1 0 1 0",
+    ]

@@ -719,8 +719,9 @@ def _check_entry(
     the code would read or write past, or that no Python call passes:
 
     - an error slot of fewer than ``ERROR_WORDS`` words, or with a null
-      data pointer or a negative offset (``SHORT_ERROR_SLOT`` in its word
-      0, where it has one);
+      data pointer, a negative offset or a stride other than 1 (such a
+      slot has no words; ``SHORT_ERROR_SLOT`` in its word 0, where it has
+      one);
     - per array, in order: a negative dynamic size (``NEGATIVE_SIZE``; the
       code's index checks compare sizes as counts), a size other than its
       type's static one (``SHAPE_MISMATCH``), sizes whose product in bytes
@@ -745,6 +746,7 @@ def _check_entry(
     usable = _compare(t, _address(t, slot.pointers[-1]), "ne", 0)
     if slot.offset is not None:
         usable = _and(t, usable, _compare(t, slot.offset, "sge", 0))
+        usable = _and(t, usable, _compare(t, slot.strides[0], "eq", 1))
     size = t.value(fast_ops.llvm_select(usable, slot.sizes[0], t.const(0, i64)))
 
     def store(words: Sequence[SSAValue]) -> None:
@@ -826,10 +828,14 @@ def _check_array(
         refuse(_and(t, elements, _compare(t, _address(t, pointer), "eq", 0)), NULL_DATA, index, place)
     if array.offset is not None:
         refuse(_compare(t, array.offset, "slt", 0), NEGATIVE_OFFSET, index, array.offset)
+    # numpy's relaxed row-major rule: a size-1 dimension's index is always 0
+    # and an empty array is never read, so their strides are free (numpy
+    # gives 0 or arbitrary ones there, and MLIR's numpy helper passes them on)
     stride = t.const(1, i64)
     for dim in reversed(range(len(array.strides))):
         given = array.strides[dim]
-        refuse(_compare(t, given, "ne", stride), STRIDE_MISMATCH, index, dim, stride, given)
+        free = _and(t, elements, _compare(t, array.sizes[dim], "ne", 1))
+        refuse(_and(t, free, _compare(t, given, "ne", stride)), STRIDE_MISMATCH, index, dim, stride, given)
         stride = t.value(fast_ops.binary(llvm.MulOp, stride, array.sizes[dim]))
 
 
