@@ -744,3 +744,39 @@ def test_a_stride_that_cannot_move_the_code_passes_as_numpys_does(tmp_path: Path
         f"inner 0 {STRIDE_MISMATCH} 1 1 1 2",
         f"stride-0 0 {STRIDE_MISMATCH} 1 0 1 0",
     ]
+
+
+def test_the_header_says_which_domains_the_entry_points_check(tmp_path: Path):
+    """The header wrote ``/* tropical: finite */`` inside a stack's comment
+    too (a nested comment), though the entry points read a stack's header,
+    never its elements, and Python's calls take a stack's -inf as well.
+    Only a scalar's domain is checked, and the header now says so: an
+    array's or a stack's element is marked trusted; the header names what
+    else cannot be checked and the two ids only upstream's entry points
+    store."""
+    (tmp_path / "m.mlir").write_text(
+        """
+rev.func @ts(%y: !rev.tropical<f64>, %s: !anc.stack<!rev.tropical<f64>>, %l: !anc.stack<!rev.log<f32>>) {
+  %e = anc.pop %s : !anc.stack<!rev.tropical<f64>>
+  %y1 = rev.mul %y, %e : !rev.tropical<f64>
+  anc.push %s, %e : !anc.stack<!rev.tropical<f64>>
+  rev.return %y1 : !rev.tropical<f64>
+}
+"""
+    )
+    assert rev_translate([str(tmp_path / "m.mlir"), "--emit=header", "-o", str(tmp_path / "m.h")]) == 0
+    header = (tmp_path / "m.h").read_text()
+    (line,) = (line for line in header.splitlines() if line.startswith("// ts("))
+    assert line == (
+        "// ts(y: double /* tropical: finite */,"
+        " s: revmlir_memref1 /* stack header int64_t[3]: malloc'd double (tropical, trusted: not checked) buffer,"
+        " size, capacity */,"
+        " l: revmlir_memref1 /* stack header int64_t[3]: malloc'd float (log of the value, trusted: not checked)"
+        " buffer, size, capacity */)"
+    )
+    comment = " ".join(header.split("*/")[0].split())
+    assert "the values of an array's or a stack's elements (as their comments say)" in comment
+    assert "that the data pointer reaches as many elements as the sizes say" in comment
+    assert "REVMLIR_NEGATIVE_OFFSET and REVMLIR_STRIDE_MISMATCH come only from _mlir_ciface_<f>" in comment
+    native = NativeModule.compile(parse_module((tmp_path / "m.mlir").read_text()))
+    assert native.call("ts", 1.0, [2.0, -math.inf], [1.0])[0] == -math.inf  # trusted on every engine
