@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.lowering.std_to_llvm import RUNTIME_LIBRARY
-from revmlir.parsing import parse_module
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.lowering.std_to_llvm import RUNTIME_LIBRARY, ConvertStdToLLVMPass
+from revmlir.parsing import make_context, parse_module
 from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
 from revmlir.runtime_checks import (
     ARRAY_TOO_LARGE,
@@ -780,3 +781,50 @@ rev.func @ts(%y: !rev.tropical<f64>, %s: !anc.stack<!rev.tropical<f64>>, %l: !an
     assert "REVMLIR_NEGATIVE_OFFSET and REVMLIR_STRIDE_MISMATCH come only from _mlir_ciface_<f>" in comment
     native = NativeModule.compile(parse_module((tmp_path / "m.mlir").read_text()))
     assert native.call("ts", 1.0, [2.0, -math.inf], [1.0])[0] == -math.inf  # trusted on every engine
+
+
+FORGED = """
+rev.func @keep(%x: f64, %s: !anc.stack<f64>, %t: !rev.tropical<f64>, %n: i64, %c: memref<?xi64>) {
+  anc.copy_push %s, %x : !anc.stack<f64>
+  rev.return %x, %t, %n : f64, !rev.tropical<f64>, i64
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "written, said",
+    [
+        ("finite_arguments = array<i64: 3>", r"rev.finite_arguments names argument 3, which is not a float argument"),
+        ("finite_arguments = array<i64: 5>", r"rev.finite_arguments names argument 5, which is not a float argument"),
+        ("finite_arguments = array<i64: -1>", r"rev.finite_arguments names argument -1, which is not a float"),
+        ("finite_arguments = array<i32: 2>", r"rev.finite_arguments must be an array<i64: \.\.\.> of positions"),
+        (
+            "stack_arguments = array<i64: 0, 8, 0, 0, 8>",
+            r"rev.stack_arguments gives argument 4 \(memref<\?xi64>\) 8 bytes: a stack's",
+        ),
+        (
+            "stack_arguments = array<i64: 0, -8, 0, 0, 0>",
+            r"rev.stack_arguments gives argument 1 \(memref<3xi64>\) -8 bytes",
+        ),
+        ("stack_arguments = array<i64: 0, 8>", r"rev.stack_arguments has 2 entries, but @keep has 5 arguments before"),
+    ],
+)
+def test_an_entry_points_attribute_that_does_not_fit_the_signature_is_refused(written: str, said: str):
+    """Std IR is printed, edited and read back; the entry points trusted
+    ``rev.finite_arguments`` and ``rev.stack_arguments`` as written: a
+    finite check of an ``i64`` made LLVM IR llvmlite refuses
+    (``fpext i64``), and a stack entry on an array read three header words
+    from an array that may have none.  An entry that does not fit the
+    signature is now refused at the function; the lowering's own
+    attributes pass."""
+    module = parse_module(FORGED, "s.mlir")
+    RevLowerToStdPass().apply(make_context(), module)
+    printed = str(module)
+    assert "rev.finite_arguments = array<i64: 2>" in printed
+    assert "rev.stack_arguments = array<i64: 0, 8, 0, 0, 0>" in printed
+    ConvertStdToLLVMPass().apply(make_context(), parse_module(printed, "std.mlir"))
+    name = written.split(" = ")[0]
+    forged = re.sub(rf"rev\.{name} = array<[^>]*>", f"rev.{written}", printed)
+    assert forged != printed
+    with pytest.raises(PassFailedException, match=rf"^'func.func' at std.mlir:\d+:\d+: {said}"):
+        ConvertStdToLLVMPass().apply(make_context(), parse_module(forged, "std.mlir"))
