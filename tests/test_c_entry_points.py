@@ -828,3 +828,90 @@ def test_an_entry_points_attribute_that_does_not_fit_the_signature_is_refused(wr
     assert forged != printed
     with pytest.raises(PassFailedException, match=rf"^'func.func' at std.mlir:\d+:\d+: {said}"):
         ConvertStdToLLVMPass().apply(make_context(), parse_module(forged, "std.mlir"))
+
+
+UPSTREAM_POSITIONS = """
+rev.func @mix(%m: memref<?x?xf64>, %t: !rev.tropical<f64>, %s: !anc.stack<f32>, %l: !rev.log<f32>) {
+  %x = arith.constant 1.5 : f32
+  anc.copy_push %s, %x : !anc.stack<f32>
+  rev.return %t, %l : !rev.tropical<f64>, !rev.log<f32>
+}
+rev.func @wide(%y: f64, %a: memref<?xf32>, %b: memref<?xcomplex<f64>>) {
+  %one = arith.constant 1.0 : f64
+  %y1 = rev.add %y, %one : f64
+  rev.return %y1 : f64
+}
+"""
+UPSTREAM_POSITIONS_PROGRAM = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "m.h"
+typedef struct { double *allocated, *aligned; int64_t offset, sizes[2], strides[2]; } memref2;
+typedef struct { int64_t *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } memref1;
+typedef struct { double t; float l; } mix_results;
+void _mlir_ciface_mix(mix_results *r, memref2 *m, double t, memref1 *s, float l, memref1 *err);
+static int64_t e[REVMLIR_ERROR_WORDS];
+static double buf[6];
+static void show(const char *label) {
+    printf("%s %lld %lld %llx %lld %lld", label, (long long)e[0], (long long)e[1], (unsigned long long)e[2],
+           (long long)e[3], (long long)e[4]);
+    for (int i = 0; i < REVMLIR_ERROR_WORDS; i++) e[i] = 0;
+}
+static void mix(const char *label, double t, float l, int64_t *header, int64_t words) {
+    memref2 m = {buf, buf, 0, {2, 3}, {3, 1}};
+    memref1 s = {header, header, 0, {words}, {1}}, err = {e, e, 0, {REVMLIR_ERROR_WORDS}, {1}};
+    mix_results r = {-7, -7};
+    _mlir_ciface_mix(&r, &m, t, &s, l, &err);
+    show(label);
+    printf(" %g %g %lld\n", r.t, r.l, (long long)header[1]);
+}
+static void wide(const char *label, int64_t floats, int64_t complexes) {
+    double y = 0.5;
+    revmlir_memref1 a = {buf, {floats}}, b = {buf, {complexes}}, err = {e, {REVMLIR_ERROR_WORDS}};
+    void *args[] = {&y, &a, &b, &err};
+    wide_ciface(args);
+    show(label);
+    printf(" %g\n", y);
+}
+int main(void) {
+    float *floats = malloc(4 * sizeof(float));
+    int64_t fine[3] = {(int64_t)floats, 0, 4}, past[3] = {(int64_t)floats, 9, 4};
+    mix("fine", 1.0, 0.5f, fine, 3);
+    mix("tropical-zero", -INFINITY, 0.5f, fine, 3);
+    mix("log-nan", 1.0, NAN, fine, 3);
+    mix("past", 1.0, 0.5f, past, 3);
+    mix("two-words", 1.0, 0.5f, fine, 2);
+    free((void *)fine[0]);
+    wide("largest", INT64_MAX / 4, INT64_MAX / 16);
+    wide("floats", INT64_MAX / 4 + 1, 0);
+    wide("complexes", 0, INT64_MAX / 16 + 1);
+    return 0;
+}
+"""
+
+
+def test_upstreams_entry_point_names_the_position_after_a_descriptors_fields(tmp_path: Path):
+    """``_mlir_ciface_mix`` takes a rank-2 descriptor's fields before the
+    scalars, so its refusals must count arguments, not the values passed:
+    a tropical -inf (position 1), a log NaN (position 3, the f32 widened
+    exactly) and a stack header past its capacity or of two words
+    (position 2) are refused there as ``f_ciface`` refuses them, nothing
+    run.  The size bound is per element size: an ``f32`` array passes
+    ``INT64_MAX / 4`` elements and a ``complex<f64>`` one
+    ``INT64_MAX / 16``, one more of either is refused."""
+    lines = build(tmp_path, UPSTREAM_POSITIONS, UPSTREAM_POSITIONS_PROGRAM)
+    said = lines[3].split()
+    assert int(said[5]) != 0  # the buffer's address
+    lines[3] = " ".join([*said[:5], "BUFFER", *said[6:]])
+    nan = struct.unpack("<Q", struct.pack("<d", float(np.float32("nan"))))[0]
+    assert lines == [
+        "fine 0 0 0 0 0 1 0.5 1",
+        f"tropical-zero {OUT_OF_DOMAIN} 1 {0xFFF0000000000000:x} 0 0 -7 -7 1",
+        f"log-nan {OUT_OF_DOMAIN} 3 {nan:x} 0 0 -7 -7 1",
+        f"past {BAD_STACK} 2 9 4 BUFFER -7 -7 9",
+        f"two-words {SHAPE_MISMATCH} 2 0 3 2 -7 -7 1",
+        "largest 0 0 0 0 0 1.5",
+        f"floats {ARRAY_TOO_LARGE} 1 0 {(2**63 - 1) // 4 + 1} 0 0.5",
+        f"complexes {ARRAY_TOO_LARGE} 2 0 {(2**63 - 1) // 16 + 1} 0 0.5",
+    ]
