@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.lowering.std_to_llvm import RUNTIME_LIBRARY
-from revmlir.parsing import parse_module
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.lowering.std_to_llvm import RUNTIME_LIBRARY, ConvertStdToLLVMPass
+from revmlir.parsing import make_context, parse_module
 from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
 from revmlir.runtime_checks import (
     ARRAY_TOO_LARGE,
@@ -455,7 +456,11 @@ static void slots(void) {
     memref1 cc = {m.buf, m.buf, 0, {4}, {1}};
     memref1 unaligned = {(double *)e, NULL, 0, {REVMLIR_ERROR_WORDS}, {1}};
     memref1 before = {(double *)e, (double *)e + 1, -1, {REVMLIR_ERROR_WORDS}, {1}};
-    int64_t r = _mlir_ciface_bump(&cc, 2, &unaligned) + _mlir_ciface_bump(&cc, 2, &before);
+    /* words written contiguously would not be where a strided slot's are */
+    memref1 strided = {(double *)e, (double *)e, 0, {REVMLIR_ERROR_WORDS}, {2}};
+    memref1 repeated = {(double *)e, (double *)e, 0, {REVMLIR_ERROR_WORDS}, {0}};
+    int64_t r = _mlir_ciface_bump(&cc, 2, &unaligned) + _mlir_ciface_bump(&cc, 2, &before) +
+                _mlir_ciface_bump(&cc, 2, &strided) + _mlir_ciface_bump(&cc, 2, &repeated);
     printf("slots %lld %g ", (long long)r, m.buf[2]);
 }
 int main(void) {
@@ -494,7 +499,8 @@ def test_a_descriptor_that_would_take_the_code_past_its_array_is_refused(tmp_pat
     what it saw; nothing past the array is touched.  The largest array
     that passes runs, and its index check refuses -1.  An error slot with
     a null data pointer (or upstream's negative offset) was written
-    through: it is one of no words, and the call returns at once."""
+    through, and one of a stride other than 1 written as if it were 1:
+    each is one of no words, and the call returns at once."""
     lines = build(tmp_path, DESCRIPTORS, DESCRIPTORS_PROGRAM)
     largest, big = (2**63 - 1) // 8, 2**40
     assert lines == [
@@ -648,3 +654,264 @@ def test_a_stack_header_whose_words_disagree_is_refused_before_the_run(tmp_path:
         "0 0 0 0 0 1 0 0",
     ]
     assert "#define REVMLIR_BAD_STACK (-10)" in (tmp_path / "m.h").read_text()
+
+
+FREE_STRIDES = """
+rev.func @one(%y: f64, %m: memref<?xf64>) {
+  %one = arith.constant 1.0 : f64
+  %y1 = rev.add %y, %one : f64
+  rev.return %y1 : f64
+}
+rev.func @two(%y: f64, %m: memref<?x?xf64>) {
+  %one = arith.constant 1.0 : f64
+  %y1 = rev.add %y, %one : f64
+  rev.return %y1 : f64
+}
+rev.func @stat(%y: f64, %m: memref<1x3xf64>) {
+  %one = arith.constant 1.0 : f64
+  %y1 = rev.add %y, %one : f64
+  rev.return %y1 : f64
+}
+"""
+FREE_STRIDES_PROGRAM = r"""
+#include <stdio.h>
+#include "m.h"
+typedef struct { double *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } memref1;
+typedef struct { double *allocated, *aligned; int64_t offset, sizes[2], strides[2]; } memref2;
+typedef struct { int64_t *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } slot1;
+double _mlir_ciface_one(double y, memref1 *m, slot1 *err);
+double _mlir_ciface_two(double y, memref2 *m, slot1 *err);
+double _mlir_ciface_stat(double y, memref2 *m, slot1 *err);
+static int64_t e[REVMLIR_ERROR_WORDS];
+static slot1 err = {e, e, 0, {REVMLIR_ERROR_WORDS}, {1}};
+static double buf[12];
+static void show(const char *label, double y) {
+    printf("%s %g %lld %lld %lld %lld %lld\n", label, y, (long long)e[0], (long long)e[1], (long long)e[2],
+           (long long)e[3], (long long)e[4]);
+    for (int i = 0; i < REVMLIR_ERROR_WORDS; i++) e[i] = 0;
+}
+static void one(const char *label, int64_t size, int64_t stride) {
+    memref1 m = {buf, buf, 0, {size}, {stride}};
+    show(label, _mlir_ciface_one(0.5, &m, &err));
+}
+static void two(const char *label, int64_t rows, int64_t columns, int64_t outer, int64_t inner) {
+    memref2 m = {buf, buf, 0, {rows, columns}, {outer, inner}};
+    show(label, _mlir_ciface_two(0.5, &m, &err));
+}
+static void stat(const char *label, int64_t rows, int64_t columns, int64_t outer, int64_t inner) {
+    memref2 m = {buf, buf, 0, {rows, columns}, {outer, inner}};
+    show(label, _mlir_ciface_stat(0.5, &m, &err));
+}
+int main(void) {
+CASES
+    return 0;
+}
+"""
+
+
+def test_a_stride_that_cannot_move_the_code_passes_as_numpys_does(tmp_path: Path):
+    """The stride check refused arrays upstream MLIR's numpy helper
+    (``get_ranked_memref_descriptor``) describes: it passes numpy's
+    strides, 0 for an empty array and anything on a size-1 dimension,
+    where no index ever moves by them.  A stride is now compared only where
+    the array has elements and its dimension's size is not 1 (numpy's
+    relaxed row-major rule): the descriptors of numpy's contiguous arrays
+    below (sizes and strides as numpy gives them) run, and a stride that
+    does move the code is still refused."""
+    contiguous = {
+        "zeros(0)": np.zeros(0),
+        "zeros(3,0)": np.zeros((3, 0)),
+        "zeros(3,1).T": np.zeros((3, 1)).T,
+        "zeros(3)[None]": np.zeros(3)[None],
+        "zeros(3,4)[:,:1]": np.zeros((3, 4))[:, :1].copy(),
+        "zeros(1,3)": np.zeros((1, 3)),
+    }
+    assert all(a.flags.c_contiguous for a in contiguous.values())
+    cases = [
+        *(((("one", "two")[a.ndim - 1]), label, a.shape, a.strides) for label, a in contiguous.items()),
+        ("stat", "static-zeros(3,1).T", (1, 3), np.zeros((3, 1)).T.strides),
+        ("two", "outer", (3, 4), (40, 8)),
+        ("two", "inner", (3, 4), (32, 16)),
+        ("one", "stride-0", (2,), (0,)),
+    ]
+    calls = (
+        f'    {f}("{label}", {", ".join(map(str, (*shape, *(s // 8 for s in strides))))});'
+        for f, label, shape, strides in cases
+    )
+    lines = build(tmp_path, FREE_STRIDES, FREE_STRIDES_PROGRAM.replace("CASES", "\n".join(calls)))
+    assert lines == [
+        *(f"{label} 1.5 0 0 0 0 0" for label in [*contiguous, "static-zeros(3,1).T"]),
+        f"outer 0 {STRIDE_MISMATCH} 1 0 4 5",
+        f"inner 0 {STRIDE_MISMATCH} 1 1 1 2",
+        f"stride-0 0 {STRIDE_MISMATCH} 1 0 1 0",
+    ]
+
+
+def test_the_header_says_which_domains_the_entry_points_check(tmp_path: Path):
+    """The header wrote ``/* tropical: finite */`` inside a stack's comment
+    too (a nested comment), though the entry points read a stack's header,
+    never its elements, and Python's calls take a stack's -inf as well.
+    Only a scalar's domain is checked, and the header now says so: an
+    array's or a stack's element is marked trusted; the header names what
+    else cannot be checked and the two ids only upstream's entry points
+    store."""
+    (tmp_path / "m.mlir").write_text(
+        """
+rev.func @ts(%y: !rev.tropical<f64>, %s: !anc.stack<!rev.tropical<f64>>, %l: !anc.stack<!rev.log<f32>>) {
+  %e = anc.pop %s : !anc.stack<!rev.tropical<f64>>
+  %y1 = rev.mul %y, %e : !rev.tropical<f64>
+  anc.push %s, %e : !anc.stack<!rev.tropical<f64>>
+  rev.return %y1 : !rev.tropical<f64>
+}
+"""
+    )
+    assert rev_translate([str(tmp_path / "m.mlir"), "--emit=header", "-o", str(tmp_path / "m.h")]) == 0
+    header = (tmp_path / "m.h").read_text()
+    (line,) = (line for line in header.splitlines() if line.startswith("// ts("))
+    assert line == (
+        "// ts(y: double /* tropical: finite */,"
+        " s: revmlir_memref1 /* stack header int64_t[3]: malloc'd double (tropical, trusted: not checked) buffer,"
+        " size, capacity */,"
+        " l: revmlir_memref1 /* stack header int64_t[3]: malloc'd float (log of the value, trusted: not checked)"
+        " buffer, size, capacity */)"
+    )
+    comment = " ".join(header.split("*/")[0].split())
+    assert "the values of an array's or a stack's elements (as their comments say)" in comment
+    assert "that the data pointer reaches as many elements as the sizes say" in comment
+    assert "REVMLIR_NEGATIVE_OFFSET and REVMLIR_STRIDE_MISMATCH come only from _mlir_ciface_<f>" in comment
+    native = NativeModule.compile(parse_module((tmp_path / "m.mlir").read_text()))
+    assert native.call("ts", 1.0, [2.0, -math.inf], [1.0])[0] == -math.inf  # trusted on every engine
+
+
+FORGED = """
+rev.func @keep(%x: f64, %s: !anc.stack<f64>, %t: !rev.tropical<f64>, %n: i64, %c: memref<?xi64>) {
+  anc.copy_push %s, %x : !anc.stack<f64>
+  rev.return %x, %t, %n : f64, !rev.tropical<f64>, i64
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "written, said",
+    [
+        ("finite_arguments = array<i64: 3>", r"rev.finite_arguments names argument 3, which is not a float argument"),
+        ("finite_arguments = array<i64: 5>", r"rev.finite_arguments names argument 5, which is not a float argument"),
+        ("finite_arguments = array<i64: -1>", r"rev.finite_arguments names argument -1, which is not a float"),
+        ("finite_arguments = array<i32: 2>", r"rev.finite_arguments must be an array<i64: \.\.\.> of positions"),
+        (
+            "stack_arguments = array<i64: 0, 8, 0, 0, 8>",
+            r"rev.stack_arguments gives argument 4 \(memref<\?xi64>\) 8 bytes: a stack's",
+        ),
+        (
+            "stack_arguments = array<i64: 0, -8, 0, 0, 0>",
+            r"rev.stack_arguments gives argument 1 \(memref<3xi64>\) -8 bytes",
+        ),
+        ("stack_arguments = array<i64: 0, 8>", r"rev.stack_arguments has 2 entries, but @keep has 5 arguments before"),
+    ],
+)
+def test_an_entry_points_attribute_that_does_not_fit_the_signature_is_refused(written: str, said: str):
+    """Std IR is printed, edited and read back; the entry points trusted
+    ``rev.finite_arguments`` and ``rev.stack_arguments`` as written: a
+    finite check of an ``i64`` made LLVM IR llvmlite refuses
+    (``fpext i64``), and a stack entry on an array read three header words
+    from an array that may have none.  An entry that does not fit the
+    signature is now refused at the function; the lowering's own
+    attributes pass."""
+    module = parse_module(FORGED, "s.mlir")
+    RevLowerToStdPass().apply(make_context(), module)
+    printed = str(module)
+    assert "rev.finite_arguments = array<i64: 2>" in printed
+    assert "rev.stack_arguments = array<i64: 0, 8, 0, 0, 0>" in printed
+    ConvertStdToLLVMPass().apply(make_context(), parse_module(printed, "std.mlir"))
+    name = written.split(" = ")[0]
+    forged = re.sub(rf"rev\.{name} = array<[^>]*>", f"rev.{written}", printed)
+    assert forged != printed
+    with pytest.raises(PassFailedException, match=rf"^'func.func' at std.mlir:\d+:\d+: {said}"):
+        ConvertStdToLLVMPass().apply(make_context(), parse_module(forged, "std.mlir"))
+
+
+UPSTREAM_POSITIONS = """
+rev.func @mix(%m: memref<?x?xf64>, %t: !rev.tropical<f64>, %s: !anc.stack<f32>, %l: !rev.log<f32>) {
+  %x = arith.constant 1.5 : f32
+  anc.copy_push %s, %x : !anc.stack<f32>
+  rev.return %t, %l : !rev.tropical<f64>, !rev.log<f32>
+}
+rev.func @wide(%y: f64, %a: memref<?xf32>, %b: memref<?xcomplex<f64>>) {
+  %one = arith.constant 1.0 : f64
+  %y1 = rev.add %y, %one : f64
+  rev.return %y1 : f64
+}
+"""
+UPSTREAM_POSITIONS_PROGRAM = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "m.h"
+typedef struct { double *allocated, *aligned; int64_t offset, sizes[2], strides[2]; } memref2;
+typedef struct { int64_t *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } memref1;
+typedef struct { double t; float l; } mix_results;
+void _mlir_ciface_mix(mix_results *r, memref2 *m, double t, memref1 *s, float l, memref1 *err);
+static int64_t e[REVMLIR_ERROR_WORDS];
+static double buf[6];
+static void show(const char *label) {
+    printf("%s %lld %lld %llx %lld %lld", label, (long long)e[0], (long long)e[1], (unsigned long long)e[2],
+           (long long)e[3], (long long)e[4]);
+    for (int i = 0; i < REVMLIR_ERROR_WORDS; i++) e[i] = 0;
+}
+static void mix(const char *label, double t, float l, int64_t *header, int64_t words) {
+    memref2 m = {buf, buf, 0, {2, 3}, {3, 1}};
+    memref1 s = {header, header, 0, {words}, {1}}, err = {e, e, 0, {REVMLIR_ERROR_WORDS}, {1}};
+    mix_results r = {-7, -7};
+    _mlir_ciface_mix(&r, &m, t, &s, l, &err);
+    show(label);
+    printf(" %g %g %lld\n", r.t, r.l, (long long)header[1]);
+}
+static void wide(const char *label, int64_t floats, int64_t complexes) {
+    double y = 0.5;
+    revmlir_memref1 a = {buf, {floats}}, b = {buf, {complexes}}, err = {e, {REVMLIR_ERROR_WORDS}};
+    void *args[] = {&y, &a, &b, &err};
+    wide_ciface(args);
+    show(label);
+    printf(" %g\n", y);
+}
+int main(void) {
+    float *floats = malloc(4 * sizeof(float));
+    int64_t fine[3] = {(int64_t)floats, 0, 4}, past[3] = {(int64_t)floats, 9, 4};
+    mix("fine", 1.0, 0.5f, fine, 3);
+    mix("tropical-zero", -INFINITY, 0.5f, fine, 3);
+    mix("log-nan", 1.0, NAN, fine, 3);
+    mix("past", 1.0, 0.5f, past, 3);
+    mix("two-words", 1.0, 0.5f, fine, 2);
+    free((void *)fine[0]);
+    wide("largest", INT64_MAX / 4, INT64_MAX / 16);
+    wide("floats", INT64_MAX / 4 + 1, 0);
+    wide("complexes", 0, INT64_MAX / 16 + 1);
+    return 0;
+}
+"""
+
+
+def test_upstreams_entry_point_names_the_position_after_a_descriptors_fields(tmp_path: Path):
+    """``_mlir_ciface_mix`` takes a rank-2 descriptor's fields before the
+    scalars, so its refusals must count arguments, not the values passed:
+    a tropical -inf (position 1), a log NaN (position 3, the f32 widened
+    exactly) and a stack header past its capacity or of two words
+    (position 2) are refused there as ``f_ciface`` refuses them, nothing
+    run.  The size bound is per element size: an ``f32`` array passes
+    ``INT64_MAX / 4`` elements and a ``complex<f64>`` one
+    ``INT64_MAX / 16``, one more of either is refused."""
+    lines = build(tmp_path, UPSTREAM_POSITIONS, UPSTREAM_POSITIONS_PROGRAM)
+    said = lines[3].split()
+    assert int(said[5]) != 0  # the buffer's address
+    lines[3] = " ".join([*said[:5], "BUFFER", *said[6:]])
+    nan = struct.unpack("<Q", struct.pack("<d", float(np.float32("nan"))))[0]
+    assert lines == [
+        "fine 0 0 0 0 0 1 0.5 1",
+        f"tropical-zero {OUT_OF_DOMAIN} 1 {0xFFF0000000000000:x} 0 0 -7 -7 1",
+        f"log-nan {OUT_OF_DOMAIN} 3 {nan:x} 0 0 -7 -7 1",
+        f"past {BAD_STACK} 2 9 4 BUFFER -7 -7 9",
+        f"two-words {SHAPE_MISMATCH} 2 0 3 2 -7 -7 1",
+        "largest 0 0 0 0 0 1.5",
+        f"floats {ARRAY_TOO_LARGE} 1 0 {(2**63 - 1) // 4 + 1} 0 0.5",
+        f"complexes {ARRAY_TOO_LARGE} 2 0 {(2**63 - 1) // 16 + 1} 0 0.5",
+    ]

@@ -719,8 +719,9 @@ def _check_entry(
     the code would read or write past, or that no Python call passes:
 
     - an error slot of fewer than ``ERROR_WORDS`` words, or with a null
-      data pointer or a negative offset (``SHORT_ERROR_SLOT`` in its word
-      0, where it has one);
+      data pointer, a negative offset or a stride other than 1 (such a
+      slot has no words; ``SHORT_ERROR_SLOT`` in its word 0, where it has
+      one);
     - per array, in order: a negative dynamic size (``NEGATIVE_SIZE``; the
       code's index checks compare sizes as counts), a size other than its
       type's static one (``SHAPE_MISMATCH``), sizes whose product in bytes
@@ -745,6 +746,7 @@ def _check_entry(
     usable = _compare(t, _address(t, slot.pointers[-1]), "ne", 0)
     if slot.offset is not None:
         usable = _and(t, usable, _compare(t, slot.offset, "sge", 0))
+        usable = _and(t, usable, _compare(t, slot.strides[0], "eq", 1))
     size = t.value(fast_ops.llvm_select(usable, slot.sizes[0], t.const(0, i64)))
 
     def store(words: Sequence[SSAValue]) -> None:
@@ -773,8 +775,7 @@ def _check_entry(
         t.block = done
 
     leave_when(_compare(t, size, "slt", ERROR_WORDS), short)
-    must_be_finite = set(_integers(source, FINITE_ARGUMENTS_ATTR))
-    element_sizes = _integers(source, STACK_ARGUMENTS_ATTR)
+    must_be_finite, element_sizes = _entry_attributes(source)
     arrays = iter(passed)
     position = 0
     for index, type in enumerate(inputs[:-1]):
@@ -786,18 +787,53 @@ def _check_entry(
             continue
         array = next(arrays)
         _check_array(t, index, type, array, refuse)
-        if index < len(element_sizes) and element_sizes[index]:
+        if element_sizes[index]:
             _check_stack(t, index, array.data, element_sizes[index], refuse)
         position += 1 + type.get_num_dims()
 
 
-def _integers(source: func.FuncOp, name: str) -> tuple[int, ...]:
-    """The integers of ``source``'s dense array attribute ``name``; none
-    where it has none (or, written by hand, another kind)."""
-    found = source.attributes.get(name)
-    if isinstance(found, DenseArrayBase) and isinstance(found.elt_type, IntegerType):
-        return tuple(int(v) for v in found.get_values())
-    return ()
+STACK_HEADER = MemRefType(i64, [3])
+"""A stack argument's type at the std level: its header."""
+
+
+def _entry_attributes(source: func.FuncOp) -> tuple[set[int], tuple[int, ...]]:
+    """The positions of ``source``'s arguments that must be finite and, per
+    argument but the error slot, a stack's element bytes (0: not a stack),
+    by its ``FINITE_ARGUMENTS_ATTR`` and ``STACK_ARGUMENTS_ATTR``.  Std IR
+    is printed, edited and read back, and the entry points load and
+    convert by these without another look at the signature, so one that
+    does not fit it (a float check of an integer, a header read from an
+    array of any size) is refused at the function."""
+    inputs = source.function_type.inputs.data[:-1]
+
+    def integers(name: str, what: str) -> tuple[int, ...]:
+        found = source.attributes.get(name)
+        if found is None:
+            return ()
+        if isinstance(found, DenseArrayBase) and found.elt_type == i64:
+            return tuple(int(v) for v in found.get_values())
+        raise PassFailedException(f"{describe_op(source)}: {name} must be an array<i64: ...> of {what}, got {found}")
+
+    finite = integers(FINITE_ARGUMENTS_ATTR, "positions of float arguments")
+    for position in finite:
+        if not (0 <= position < len(inputs) and is_float_type(inputs[position])):
+            raise PassFailedException(
+                f"{describe_op(source)}: {FINITE_ARGUMENTS_ATTR} names argument {position}, "
+                f"which is not a float argument of @{source.sym_name.data}"
+            )
+    sizes = integers(STACK_ARGUMENTS_ATTR, "a stack's element bytes per argument")
+    if sizes and len(sizes) != len(inputs):
+        raise PassFailedException(
+            f"{describe_op(source)}: {STACK_ARGUMENTS_ATTR} has {len(sizes)} entries, "
+            f"but @{source.sym_name.data} has {len(inputs)} arguments before its error slot"
+        )
+    for position, size in enumerate(sizes):
+        if size < 0 or (size and inputs[position] != STACK_HEADER):
+            raise PassFailedException(
+                f"{describe_op(source)}: {STACK_ARGUMENTS_ATTR} gives argument {position} ({inputs[position]}) "
+                f"{size} bytes: a stack's entry is its element's bytes, positive, on a {STACK_HEADER} header"
+            )
+    return set(finite), sizes or (0,) * len(inputs)
 
 
 def _check_array(
@@ -826,10 +862,14 @@ def _check_array(
         refuse(_and(t, elements, _compare(t, _address(t, pointer), "eq", 0)), NULL_DATA, index, place)
     if array.offset is not None:
         refuse(_compare(t, array.offset, "slt", 0), NEGATIVE_OFFSET, index, array.offset)
+    # numpy's relaxed row-major rule: a size-1 dimension's index is always 0
+    # and an empty array is never read, so their strides are free (numpy
+    # gives 0 or arbitrary ones there, and MLIR's numpy helper passes them on)
     stride = t.const(1, i64)
     for dim in reversed(range(len(array.strides))):
         given = array.strides[dim]
-        refuse(_compare(t, given, "ne", stride), STRIDE_MISMATCH, index, dim, stride, given)
+        free = _and(t, elements, _compare(t, array.sizes[dim], "ne", 1))
+        refuse(_and(t, free, _compare(t, given, "ne", stride)), STRIDE_MISMATCH, index, dim, stride, given)
         stride = t.value(fast_ops.binary(llvm.MulOp, stride, array.sizes[dim]))
 
 

@@ -194,14 +194,17 @@ def add_guards(module: ir.Module, entries: Mapping[str, int], for_c: bool = Fals
 def _upstream_slot(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> tuple[ir.Value, ir.Value]:
     """The error slot's data and size under ``_mlir_ciface_<f>``: its last
     argument points to upstream's descriptor ``{allocated, aligned, offset,
-    sizes[1], …}``; a slot with a null aligned pointer or a negative offset
-    has no words (``std_to_llvm._check_entry``)."""
+    sizes[1], strides[1]}``; a slot with a null aligned pointer, a negative
+    offset or a stride other than 1 has no words
+    (``std_to_llvm._check_entry``): the words are written contiguously."""
     descriptor = args[-1]
-    fields = ir.LiteralStructType([descriptor.type, descriptor.type, I64, I64])
+    fields = ir.LiteralStructType([descriptor.type, descriptor.type, I64, I64, I64])
     aligned = builder.load(builder.gep(descriptor, [_i32(0), _i32(1)], source_etype=fields), typ=descriptor.type)
     offset = builder.load(builder.gep(descriptor, [_i32(0), _i32(2)], source_etype=fields), typ=I64)
     size = builder.load(builder.gep(descriptor, [_i32(0), _i32(3)], source_etype=fields), typ=I64)
+    stride = builder.load(builder.gep(descriptor, [_i32(0), _i32(4)], source_etype=fields), typ=I64)
     usable = builder.and_(_not_null(builder, aligned), builder.icmp_signed(">=", offset, ir.Constant(I64, 0)))
+    usable = builder.and_(usable, builder.icmp_signed("==", stride, ir.Constant(I64, 1)))
     return builder.gep(aligned, [offset], source_etype=I64), builder.select(usable, size, ir.Constant(I64, 0))
 
 

@@ -79,11 +79,16 @@ dots made ``_``, and the asm label is the symbol itself, which C compilers
 hand to the assembler unquoted (GNU as reads ``my-f`` as a subtraction)."""
 
 
-def _c_type(type: Attribute) -> str:
+def _c_type(type: Attribute, checked: bool = True) -> str:
+    """``type``'s C spelling, with a comment where C's type says too little;
+    ``checked``: whether the entry points refuse a tropical or log value
+    that is not finite (scalars; an array's or a stack's elements are not
+    read there)."""
+    domain = ": finite" if checked else ", trusted: not checked"
     if isinstance(type, LogType):
-        return f"{_c_type(type.element_type)} /* log of the value: finite */"
+        return f"{_c_type(type.element_type)} /* log of the value{domain} */"
     if isinstance(type, TropicalType):
-        return f"{_c_type(type.element_type)} /* tropical: finite */"
+        return f"{_c_type(type.element_type)} /* tropical{domain} */"
     if isinstance(type, FixedType):
         return f"int{type.width.data}_t /* fixed point, {type.fraction.data} fraction bits */"
     if isinstance(type, Float64Type):
@@ -98,11 +103,18 @@ def _c_type(type: Attribute) -> str:
         return f"{_c_type(type.element_type)}[2]"
     if isinstance(type, MemRefType):
         shape = ", ".join("?" if size == DYNAMIC_INDEX else str(size) for size in type.get_shape())
-        return f"revmlir_memref{type.get_num_dims()} /* of {_c_type(type.element_type)}, [{shape}] */"
+        return f"revmlir_memref{type.get_num_dims()} /* of {_element(type.element_type)}, [{shape}] */"
     if isinstance(type, StackType):
-        element = _c_type(type.element_type)
+        element = _element(type.element_type)
         return f"revmlir_memref1 /* stack header int64_t[3]: malloc'd {element} buffer, size, capacity */"
     raise TypeError(f"no C type for {type}")
+
+
+def _element(type: Attribute) -> str:
+    """The C type of an array's or a stack's element, its comment in
+    parentheses: inside the container's comment, a nested ``/* */`` would
+    end it."""
+    return _c_type(type, checked=False).replace("/* ", "(").replace(" */", ")")
 
 
 def _c_string(text: str) -> str:
@@ -156,10 +168,18 @@ def header(module: ModuleOp, guard: str) -> str:
         "   scalar outside its type's values, as its comment says (its bits as a",
         "   double's), REVMLIR_BAD_STACK for a stack header whose size is negative or",
         "   past its capacity, whose capacity passes INT64_MAX bytes, or whose buffer",
-        "   is null with a capacity (the size, the capacity, the buffer). A",
-        "   descriptor's rank cannot be checked: it must be the",
-        "   type's. An array a function writes (listed after it) must share no",
-        "   memory with another of its arguments. */",
+        "   is null with a capacity (the size, the capacity, the buffer).",
+        "   REVMLIR_NEGATIVE_OFFSET and REVMLIR_STRIDE_MISMATCH come only from",
+        "   _mlir_ciface_<f>, upstream's convention, for a negative offset (the",
+        "   offset) and a stride other than row-major where the array has elements",
+        "   and the dimension's size is not 1 (the dimension, the row-major stride,",
+        "   the stride given). What cannot be checked is trusted: a descriptor's",
+        "   rank (it must be the type's), that the data pointer reaches as many",
+        "   elements as the sizes say, that a stack's buffer is malloc's with room",
+        "   for its capacity, the values of an array's or a stack's elements (as",
+        "   their comments say), and the pointers in args themselves. An array a",
+        "   function writes (listed after it) must share no memory with another",
+        "   of its arguments. */",
         "#include <stdbool.h>",
         "#include <stdint.h>",
         f"#define REVMLIR_ERROR_WORDS {ERROR_WORDS}",
