@@ -446,10 +446,21 @@ def _solve(graph: Graph, lumping: Lumping, index: int, A: np.ndarray, b: np.ndar
 def _scaled_solve(
     scaled: np.ndarray, b: np.ndarray, row_exponents: np.ndarray, column_exponents: np.ndarray, transpose: bool
 ) -> np.ndarray:
-    """``A⁻¹b`` (``A⁻ᵀb``) from ``S = RAC``: ``S(C⁻¹x) = Rb`` (``Sᵀ(R⁻¹x) = Cb``)."""
-    if transpose:
-        return np.ldexp(np.linalg.solve(scaled.T, np.ldexp(b, column_exponents)), row_exponents)
-    return np.ldexp(np.linalg.solve(scaled, np.ldexp(b, row_exponents)), column_exponents)
+    """``A⁻¹b`` (``A⁻ᵀb``) from ``S = RAC``: ``S(C⁻¹x) = Rb`` (``Sᵀ(R⁻¹x) = Cb``).
+
+    ``Rb`` is formed by exponents, divided by ``2^k`` for its largest entry's
+    exponent ``k`` (multiplied back into the solution): multiplying ``b`` by
+    ``R`` itself would flush a tiny ``b_i`` in a row of huge entries to zero
+    (``R_i = 2^-997``), and the solve would silently return 0 where the
+    answer is representable.  Scaled so, ``Rb`` loses only entries negligible
+    next to its own largest one."""
+    first, second = (column_exponents, row_exponents) if transpose else (row_exponents, column_exponents)
+    mantissas, exponents = np.frexp(b)
+    exponents = exponents + first
+    nonzero = mantissas != 0
+    k = int(np.max(exponents[nonzero])) if np.any(nonzero) else 0
+    y = np.linalg.solve(scaled.T if transpose else scaled, np.ldexp(mantissas, exponents - k))
+    return np.ldexp(y, second + k)
 
 
 def _equilibrated(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
