@@ -728,3 +728,27 @@ def test_newton_step_parameters_of_number_types_are_what_the_call_made_of_them()
         (x, y_after, z_after), step = rv.newton_step(f, (0.5, y, z), wrt=[0])
         assert y_after == pytest.approx(y, rel=1e-15) and float(z_after) == pytest.approx(float(z), abs=2**-43)
         assert step[0] == -x and x == 0.5 + float(y_after) * 0.5 + float(z_after) - 1.0
+
+
+def keeps_a_log_stack(x, y, s: rv.Stack):
+    y += x * 0.5
+    x += y * 0.5 - 1.0
+
+
+def pops_and_pushes_back(x, y, s: rv.Stack):
+    y += x * 0.5
+    t = rv.pop(s)
+    x += y * 0.5 - 1.0
+    rv.push(s, t)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("pyfunc", [keeps_a_log_stack, pops_and_pushes_back])
+def test_a_log_stack_parameter_given_back_is_unchanged(backend, pyfunc):
+    """A stack's elements come back as given (``3.7``, not the nearest log
+    number ``3.7000000000000006``), so they are compared as given: the
+    stack was called changed.  ``J = [[1.25, 0.5], [0.5, 1]]``."""
+    F = make(backend, pyfunc)
+    (x, y, s), step = rv.newton_step(F, (0.5, 0.2, rv.Stack(rv.ULog, [3.7])), wrt=[0, 1])
+    assert list(s) == [3.7]
+    np.testing.assert_allclose(step[:2], -np.linalg.solve([[1.25, 0.5], [0.5, 1.0]], [x, y]), rtol=1e-13)

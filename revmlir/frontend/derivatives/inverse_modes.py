@@ -232,16 +232,24 @@ def _same(type: Attribute, before: Any, after: Any) -> bool:
     """Whether a parameter of ``type`` came back bit-identical to what the
     call made of it (a real given for a fixed-point or log number is the
     number nearest it): a NaN (a masked entry) is unchanged, ``0.0`` for
-    ``-0.0`` is a change.  ``==`` would call every NaN changed."""
-    if isinstance(before, list):  # a stack, element by element
-        element = type.element_type if isinstance(type, StackType) else type
+    ``-0.0`` is a change.  ``==`` would call every NaN changed.  A stack's
+    elements come back as they were given (no engine converts them), so
+    they are compared as given: through a log number ``3.7`` would be
+    ``3.7000000000000006`` on one side only."""
+    if isinstance(type, StackType):
         return (
             isinstance(after, list)
             and len(before) == len(after)
-            and all(_same(element, b, a) for b, a in zip(before, after))
+            and all(_identical(b, a) for b, a in zip(before, after))
         )
     if not isinstance(before, np.ndarray):
         before = from_runtime(type, to_runtime(type, before, "", 0))
+    return _identical(before, after)
+
+
+def _identical(before: Any, after: Any) -> bool:
+    """Whether ``after`` has ``before``'s bits (a fixed-point number its raw
+    integer)."""
     if isinstance(before, FixedPoint):
         return before == after
     old = np.asarray(before)
