@@ -831,6 +831,19 @@ def test_a_tiny_right_hand_side_in_a_row_of_huge_entries_is_not_flushed(b):
     np.testing.assert_allclose(bars[:2], np.linalg.solve(J.T, b), rtol=1e-13, atol=0.0)
 
 
+def test_a_lump_is_described_only_for_an_error(monkeypatch):
+    """The description formats every op of the lump: built for each solve,
+    it was a sixth of a long chain's solve time, for messages never shown."""
+    described = []
+    monkeypatch.setattr(lumps, "describe_lump", lambda *a: described.append(a) or "the lump")
+    rv.inverse_jvp(in_other_units, (1.0, 1.0), (1.0, 2.0, None, None))
+    rv.inverse_vjp(in_other_units, (1.0, 1.0), (1.0, 2.0))
+    assert described == []
+    with pytest.raises(lumps.IllConditionedLumpError, match="ill-conditioned step: the lump has"):
+        rv.inverse_jvp(nearly_singular, (1.0, 1.0), (1.0, 0.0, None, None))
+    assert len(described) == 1
+
+
 NEARLY_ONE = 1.0 + 2.0**-52
 
 

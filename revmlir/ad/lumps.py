@@ -416,29 +416,29 @@ def _solve(graph: Graph, lumping: Lumping, index: int, A: np.ndarray, b: np.ndar
     is what the solve's accuracy depends on.  A zero pivot is a singular
     ``A``; a scaled condition number past ``1/ε`` one too ill-conditioned
     for float64, said with its estimate; a solution past float64's range an
-    overflow: three errors naming the lump."""
+    overflow: three errors naming the lump (described only then: the
+    description formats every op of the lump)."""
     row_exponents, column_exponents, scaled = _equilibrated(A)
-    described = describe_lump(graph, lumping, index)
     try:
         with np.errstate(over="ignore"):  # an overflow is said below
             x = _scaled_solve(scaled, b, row_exponents, column_exponents, transpose)
     except np.linalg.LinAlgError:
         raise SingularLumpError(
             graph.function,
-            f"singular step: {described} has a singular Jacobian block at these arguments, so J is singular",
+            f"singular step: {describe_lump(graph, lumping, index)} has a singular Jacobian block at these arguments, so J is singular",
         ) from None
     condition = float(np.linalg.cond(scaled))
     if not condition * np.finfo(float).eps <= 1.0:  # NaN too
         raise IllConditionedLumpError(
             graph.function,
-            f"ill-conditioned step: {described} has a Jacobian block whose condition number is about "
+            f"ill-conditioned step: {describe_lump(graph, lumping, index)} has a Jacobian block whose condition number is about "
             f"{condition:.1e} (rows and columns scaled), past 1/ε ≈ {1 / np.finfo(float).eps:.1e} at these "
             "arguments: float64 cannot solve it, so J's inverse products would be noise",
         )
     if not np.all(np.isfinite(x)) and np.all(np.isfinite(b)):
         raise LumpError(
             graph.function,
-            f"overflow: the inverse product through {described} has entries past float64's range at these arguments",
+            f"overflow: the inverse product through {describe_lump(graph, lumping, index)} has entries past float64's range at these arguments",
         )
     return x
 
