@@ -574,6 +574,8 @@ def test_newton_step_parameters_are_unchanged_when_bit_identical(backend):
         J = dense_jacobian(masked_residual_jax, args, (0, 1))
         np.testing.assert_allclose(step[:2], -np.linalg.solve(J, outputs[:2]), rtol=1e-13)
         assert np.array_equal(outputs[3], p, equal_nan=True) and step[2] == 0.0 and not np.any(step[3])
+        # a parameter's step is +0.0, as rv.jvp's zero (it was negated to -0.0)
+        assert math.copysign(1.0, step[2]) == 1.0 and not np.any(np.signbit(step[3]))
 
 
 def resigned(x, p):

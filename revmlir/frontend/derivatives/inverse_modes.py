@@ -193,7 +193,7 @@ def _newton_step(
         )
     residual = [_real_value(outputs[i]) if i in chosen else None for i in range(len(args))]
     step = _inverse_tangents(spec, args, outputs, residual)
-    return outputs, tuple(_negated(d) for d in step)
+    return outputs, tuple(_negated(d) if i in chosen else d for i, d in enumerate(step))
 
 
 def _flat_wrt(
@@ -238,6 +238,8 @@ def _real_value(value: Any) -> Any:
 
 
 def _negated(value: Any) -> Any:
+    """An unknown's step from its inverse tangent (a parameter's zero is
+    left alone: negated, it would be ``-0.0``)."""
     if value is None:
         return None
     return [-v for v in value] if isinstance(value, list) else -value
