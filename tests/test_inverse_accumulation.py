@@ -592,6 +592,8 @@ def test_newton_step_calls_a_changed_sign_of_zero_a_change():
         ValueError, match=r"resigned changes argument\(s\) 'p', which are not in wrt=\[0\]; .*bit-identical"
     ):
         rv.newton_step(f, (0.5, -0.0), wrt=[0])
+    with pytest.raises(ValueError, match=r"which are not in wrt=\[0\];"):  # not [np.int64(0)]
+        rv.newton_step(f, (0.5, -0.0), wrt=np.array([0]))
 
 
 def counting(x, n):

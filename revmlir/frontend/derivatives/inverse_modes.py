@@ -185,7 +185,9 @@ def _newton_step(
     outputs = _run(spec, args)
     changed = [i for i in range(len(args)) if i not in chosen and not _same(spec.types[i], args[i], outputs[i])]
     if changed:
-        unknowns = "wrt (by default every float argument but log numbers)" if wrt is None else f"wrt={list(wrt)}"
+        unknowns = (
+            "wrt (by default every float argument but log numbers)" if wrt is None else f"wrt={[int(k) for k in wrt]}"
+        )
         raise ValueError(
             f"rv.newton_step: {spec.function.__name__} changes argument(s) "
             f"{', '.join(repr(spec.function.parameters[i]) for i in changed)}, which are not in {unknowns}; "
