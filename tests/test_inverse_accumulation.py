@@ -574,6 +574,8 @@ def test_newton_step_parameters_are_unchanged_when_bit_identical(backend):
         J = dense_jacobian(masked_residual_jax, args, (0, 1))
         np.testing.assert_allclose(step[:2], -np.linalg.solve(J, outputs[:2]), rtol=1e-13)
         assert np.array_equal(outputs[3], p, equal_nan=True) and step[2] == 0.0 and not np.any(step[3])
+        # a parameter's step is +0.0, as rv.jvp's zero (it was negated to -0.0)
+        assert math.copysign(1.0, step[2]) == 1.0 and not np.any(np.signbit(step[3]))
 
 
 def resigned(x, p):
@@ -590,6 +592,8 @@ def test_newton_step_calls_a_changed_sign_of_zero_a_change():
         ValueError, match=r"resigned changes argument\(s\) 'p', which are not in wrt=\[0\]; .*bit-identical"
     ):
         rv.newton_step(f, (0.5, -0.0), wrt=[0])
+    with pytest.raises(ValueError, match=r"which are not in wrt=\[0\];"):  # not [np.int64(0)]
+        rv.newton_step(f, (0.5, -0.0), wrt=np.array([0]))
 
 
 def counting(x, n):
@@ -598,7 +602,9 @@ def counting(x, n):
 
 
 def test_newton_step_names_the_default_unknowns_when_a_parameter_changes():
-    with pytest.raises(ValueError, match=r"'n', which are not in wrt \(by default every float argument\)"):
+    with pytest.raises(
+        ValueError, match=r"'n', which are not in wrt \(by default every float argument but log numbers\)"
+    ):
         rv.newton_step(make("interpreter", counting), (0.5, 3))
 
 
@@ -662,9 +668,12 @@ def test_newton_step_of_tropical_numbers_and_log_numbers():
     np.testing.assert_allclose(step, -np.linalg.solve([[1.0, 2.0], [0.0, 1.0]], [5.0, 2.0]), rtol=1e-15)
     g = make("interpreter", scale_by)
     with pytest.raises(TypeError, match=r"rv.newton_step: argument 'y' of scale_by is a log number, which is never 0"):
-        rv.newton_step(g, (2.0, 0.5))
-    with pytest.raises(TypeError, match=r"argument 'y' of scale_by is a log number"):
         rv.newton_step(g, (2.0, 0.5), wrt=[0, 1])
+    # by default the log number is a parameter, which scale_by changes
+    with pytest.raises(
+        ValueError, match=r"changes argument\(s\) 'y', which are not in wrt \(by default every float argument but log"
+    ):
+        rv.newton_step(g, (2.0, 0.5))
 
 
 class Point(NamedTuple):
@@ -728,3 +737,64 @@ def test_newton_step_parameters_of_number_types_are_what_the_call_made_of_them()
         (x, y_after, z_after), step = rv.newton_step(f, (0.5, y, z), wrt=[0])
         assert y_after == pytest.approx(y, rel=1e-15) and float(z_after) == pytest.approx(float(z), abs=2**-43)
         assert step[0] == -x and x == 0.5 + float(y_after) * 0.5 + float(z_after) - 1.0
+
+
+def keeps_a_log_stack(x, y, s: rv.Stack):
+    y += x * 0.5
+    x += y * 0.5 - 1.0
+
+
+def pops_and_pushes_back(x, y, s: rv.Stack):
+    y += x * 0.5
+    t = rv.pop(s)
+    x += y * 0.5 - 1.0
+    rv.push(s, t)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("pyfunc", [keeps_a_log_stack, pops_and_pushes_back])
+def test_a_log_stack_parameter_given_back_is_unchanged(backend, pyfunc):
+    """A stack's elements come back as given (``3.7``, not the nearest log
+    number ``3.7000000000000006``), so they are compared as given: the
+    stack was called changed.  ``J = [[1.25, 0.5], [0.5, 1]]``."""
+    F = make(backend, pyfunc)
+    (x, y, s), step = rv.newton_step(F, (0.5, 0.2, rv.Stack(rv.ULog, [3.7])), wrt=[0, 1])
+    assert list(s) == [3.7]
+    np.testing.assert_allclose(step[:2], -np.linalg.solve([[1.25, 0.5], [0.5, 1.0]], [x, y]), rtol=1e-13)
+
+
+class Logged(NamedTuple):
+    x: float
+    l: rv.ULog
+
+
+def with_a_log_field(p: Logged, z):
+    z += p.x * 0.5 + float(p.l) * 0.0
+    p.x += z * 0.5 - 1.0
+
+
+def with_a_log_argument(x, z, l: rv.ULog):
+    z += x * 0.5 + float(l) * 0.0
+    x += z * 0.5 - 1.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_log_numbers_not_named_in_wrt_are_parameters_of_a_newton_step(backend):
+    """A log number cannot be an unknown, so one the user did not name (the
+    default ``wrt``, a struct's field) is a parameter: both were refused,
+    the struct with no ``wrt`` that could pass.  ``J = [[1.25, 0.5],
+    [0.5, 1]]`` over ``x`` and ``z``."""
+    J = [[1.25, 0.5], [0.5, 1.0]]
+    F = make(backend, with_a_log_field)
+    args = (Logged(0.5, 3.7), 0.2)
+    for wrt in (None, [0, 1]):
+        (p, z), step = rv.newton_step(F, args, wrt=wrt)
+        np.testing.assert_allclose([step[0].x, step[1]], -np.linalg.solve(J, [p.x, z]), rtol=1e-13)
+        assert p.l == pytest.approx(3.7, rel=1e-15) and step[0].l == 0.0
+    with pytest.raises(ValueError, match=r"changes argument\(s\) 'p.x', which are not in wrt=\[1\]"):
+        rv.newton_step(F, args, wrt=[1])
+    G = make(backend, with_a_log_argument)
+    (x, z, _), step = rv.newton_step(G, (0.5, 0.2, 3.7))
+    np.testing.assert_allclose(step[:2], -np.linalg.solve(J, [x, z]), rtol=1e-13)
+    with pytest.raises(TypeError, match=r"argument 'l' of with_a_log_argument is a log number, .*leave it out of wrt"):
+        rv.newton_step(G, (0.5, 0.2, 3.7), wrt=[0, 1, 2])

@@ -416,29 +416,29 @@ def _solve(graph: Graph, lumping: Lumping, index: int, A: np.ndarray, b: np.ndar
     is what the solve's accuracy depends on.  A zero pivot is a singular
     ``A``; a scaled condition number past ``1/ε`` one too ill-conditioned
     for float64, said with its estimate; a solution past float64's range an
-    overflow: three errors naming the lump."""
+    overflow: three errors naming the lump (described only then: the
+    description formats every op of the lump)."""
     row_exponents, column_exponents, scaled = _equilibrated(A)
-    described = describe_lump(graph, lumping, index)
     try:
         with np.errstate(over="ignore"):  # an overflow is said below
             x = _scaled_solve(scaled, b, row_exponents, column_exponents, transpose)
     except np.linalg.LinAlgError:
         raise SingularLumpError(
             graph.function,
-            f"singular step: {described} has a singular Jacobian block at these arguments, so J is singular",
+            f"singular step: {describe_lump(graph, lumping, index)} has a singular Jacobian block at these arguments, so J is singular",
         ) from None
     condition = float(np.linalg.cond(scaled))
     if not condition * np.finfo(float).eps <= 1.0:  # NaN too
         raise IllConditionedLumpError(
             graph.function,
-            f"ill-conditioned step: {described} has a Jacobian block whose condition number is about "
+            f"ill-conditioned step: {describe_lump(graph, lumping, index)} has a Jacobian block whose condition number is about "
             f"{condition:.1e} (rows and columns scaled), past 1/ε ≈ {1 / np.finfo(float).eps:.1e} at these "
             "arguments: float64 cannot solve it, so J's inverse products would be noise",
         )
     if not np.all(np.isfinite(x)) and np.all(np.isfinite(b)):
         raise LumpError(
             graph.function,
-            f"overflow: the inverse product through {described} has entries past float64's range at these arguments",
+            f"overflow: the inverse product through {describe_lump(graph, lumping, index)} has entries past float64's range at these arguments",
         )
     return x
 
@@ -446,10 +446,21 @@ def _solve(graph: Graph, lumping: Lumping, index: int, A: np.ndarray, b: np.ndar
 def _scaled_solve(
     scaled: np.ndarray, b: np.ndarray, row_exponents: np.ndarray, column_exponents: np.ndarray, transpose: bool
 ) -> np.ndarray:
-    """``A⁻¹b`` (``A⁻ᵀb``) from ``S = RAC``: ``S(C⁻¹x) = Rb`` (``Sᵀ(R⁻¹x) = Cb``)."""
-    if transpose:
-        return np.ldexp(np.linalg.solve(scaled.T, np.ldexp(b, column_exponents)), row_exponents)
-    return np.ldexp(np.linalg.solve(scaled, np.ldexp(b, row_exponents)), column_exponents)
+    """``A⁻¹b`` (``A⁻ᵀb``) from ``S = RAC``: ``S(C⁻¹x) = Rb`` (``Sᵀ(R⁻¹x) = Cb``).
+
+    ``Rb`` is formed by exponents, divided by ``2^k`` for its largest entry's
+    exponent ``k`` (multiplied back into the solution): multiplying ``b`` by
+    ``R`` itself would flush a tiny ``b_i`` in a row of huge entries to zero
+    (``R_i = 2^-997``), and the solve would silently return 0 where the
+    answer is representable.  Scaled so, ``Rb`` loses only entries negligible
+    next to its own largest one."""
+    first, second = (column_exponents, row_exponents) if transpose else (row_exponents, column_exponents)
+    mantissas, exponents = np.frexp(b)
+    exponents = exponents + first
+    nonzero = mantissas != 0
+    k = int(np.max(exponents[nonzero])) if np.any(nonzero) else 0
+    y = np.linalg.solve(scaled.T if transpose else scaled, np.ldexp(mantissas, exponents - k))
+    return np.ldexp(y, second + k)
 
 
 def _equilibrated(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

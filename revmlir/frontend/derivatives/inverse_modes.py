@@ -12,6 +12,7 @@ specialization does, otherwise on the interpreter.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -140,12 +141,14 @@ def newton_step(
     F: ReversibleFunction | InverseFunction, args: Sequence[Any], wrt: Sequence[int] | None = None
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """One Newton step for ``F(x) = 0``, ``F`` a reversible function that
-    maps the arguments ``wrt`` (``x``; default every float argument) to
+    maps the arguments ``wrt`` (``x``; default every float argument but
+    log numbers) to
     ``F(x)`` in place: returns ``(outputs, step)``, ``F``'s outputs (the
     residual at ``wrt``) and ``δ = −J_F(x)⁻¹ F(x)`` laid out as
     ``rv.jvp``'s tangents, computed by the inverse tangent (``J`` is never
     formed).  The residual of a number type is its real value, as its
-    tangents are; a log number is never 0, so it cannot be an unknown.
+    tangents are; a log number is never 0, so it cannot be an unknown: one
+    named in ``wrt`` is an error, one defaulted or in a struct a parameter.
     The other arguments are parameters: they must come back bit-identical
     (a NaN that stays NaN is unchanged), and their entries of ``δ`` are
     zero.  ``x + δ`` is the next iterate."""
@@ -153,12 +156,19 @@ def newton_step(
     if (structs := struct_call(F, args)) is not None:
         flat_args = tuple(structs.layout.flatten(args))
         spec = differentiated_specialization(structs.function, flat_args, "newton_step")
-        chosen = spec.carrying if wrt is None else _flat_wrt(structs, args, spec, flat_args, wrt)
+        chosen = _but_logs(spec, spec.carrying) if wrt is None else _flat_wrt(structs, args, spec, flat_args, wrt)
         outputs, step = _newton_step(spec, flat_args, chosen, wrt)
         return structs.rebuild_outputs(args, outputs), structs.layout.rebuild(args, step)
     spec = differentiated_specialization(F, args, "newton_step")
     chosen = selected(whole_call(spec, args), tuple(range(len(args))), wrt, "wrt", "rv.newton_step")
-    return _newton_step(spec, args, chosen, wrt)
+    return _newton_step(spec, args, _but_logs(spec, chosen) if wrt is None else chosen, wrt)
+
+
+def _but_logs(spec: Specialization, positions: Sequence[int]) -> tuple[int, ...]:
+    """``positions`` but the log numbers: unknowns the user did not name
+    one by one (``wrt`` defaulted, a struct's fields) leave them as
+    parameters, which is all they can be."""
+    return tuple(i for i in positions if not isinstance(spec.types[i], LogType))
 
 
 def _newton_step(
@@ -175,7 +185,9 @@ def _newton_step(
     outputs = _run(spec, args)
     changed = [i for i in range(len(args)) if i not in chosen and not _same(spec.types[i], args[i], outputs[i])]
     if changed:
-        unknowns = "wrt (by default every float argument)" if wrt is None else f"wrt={list(wrt)}"
+        unknowns = (
+            "wrt (by default every float argument but log numbers)" if wrt is None else f"wrt={[int(k) for k in wrt]}"
+        )
         raise ValueError(
             f"rv.newton_step: {spec.function.__name__} changes argument(s) "
             f"{', '.join(repr(spec.function.parameters[i]) for i in changed)}, which are not in {unknowns}; "
@@ -183,7 +195,7 @@ def _newton_step(
         )
     residual = [_real_value(outputs[i]) if i in chosen else None for i in range(len(args))]
     step = _inverse_tangents(spec, args, outputs, residual)
-    return outputs, tuple(_negated(d) for d in step)
+    return outputs, tuple(_negated(d) if i in chosen else d for i, d in enumerate(step))
 
 
 def _flat_wrt(
@@ -191,11 +203,16 @@ def _flat_wrt(
 ) -> tuple[int, ...]:
     """``wrt``, positions among the parameters of a function taking
     structs, as positions among its fields (``spec``'s arguments): a struct
-    chosen is its fields that carry a tangent."""
+    chosen is its fields that carry a tangent but its log numbers; a log
+    number named itself stays, to be refused."""
     chosen = sequence_of_positions(wrt, "wrt", "rv.newton_step")
     every = tuple(range(len(flat_args)))
     call = whole_call(spec, flat_args)
-    return Side.of(structs.layout, args, chosen, call, every, structs.parameters, "wrt", "rv.newton_step").flat
+    side = Side.of(structs.layout, args, chosen, call, every, structs.parameters, "wrt", "rv.newton_step")
+    starts = list(accumulate(structs.layout.sizes, initial=0))
+    named = {starts[k] for k in chosen if structs.layout.structs[k] is None}
+    fields = _but_logs(spec, side.flat)
+    return tuple(i for i in side.flat if i in named or i in fields)
 
 
 def _check_output_count(structs: StructCall, args: tuple[Any, ...], given: tuple[Any, ...], what: str) -> None:
@@ -223,6 +240,8 @@ def _real_value(value: Any) -> Any:
 
 
 def _negated(value: Any) -> Any:
+    """An unknown's step from its inverse tangent (a parameter's zero is
+    left alone: negated, it would be ``-0.0``)."""
     if value is None:
         return None
     return [-v for v in value] if isinstance(value, list) else -value
@@ -232,16 +251,24 @@ def _same(type: Attribute, before: Any, after: Any) -> bool:
     """Whether a parameter of ``type`` came back bit-identical to what the
     call made of it (a real given for a fixed-point or log number is the
     number nearest it): a NaN (a masked entry) is unchanged, ``0.0`` for
-    ``-0.0`` is a change.  ``==`` would call every NaN changed."""
-    if isinstance(before, list):  # a stack, element by element
-        element = type.element_type if isinstance(type, StackType) else type
+    ``-0.0`` is a change.  ``==`` would call every NaN changed.  A stack's
+    elements come back as they were given (no engine converts them), so
+    they are compared as given: through a log number ``3.7`` would be
+    ``3.7000000000000006`` on one side only."""
+    if isinstance(type, StackType):
         return (
             isinstance(after, list)
             and len(before) == len(after)
-            and all(_same(element, b, a) for b, a in zip(before, after))
+            and all(_identical(b, a) for b, a in zip(before, after))
         )
     if not isinstance(before, np.ndarray):
         before = from_runtime(type, to_runtime(type, before, "", 0))
+    return _identical(before, after)
+
+
+def _identical(before: Any, after: Any) -> bool:
+    """Whether ``after`` has ``before``'s bits (a fixed-point number its raw
+    integer)."""
     if isinstance(before, FixedPoint):
         return before == after
     old = np.asarray(before)
