@@ -70,13 +70,13 @@ def test_policy_plans_each_request_once(monkeypatch):
     rewrite; building @g's gradient prepares @g's machine."""
     prepared = counted_preparations(monkeypatch)
     inverted: list[str] = []
-    invert = checkpointed.invert_function
+    invert = checkpointed.derive_inverse
 
     def counting(function, name):
         inverted.append(name)
         return invert(function, name)
 
-    monkeypatch.setattr(checkpointed, "invert_function", counting)
+    monkeypatch.setattr(checkpointed, "derive_inverse", counting)
     ctx = make_context()
     module = parse_module(ORDINARY + REQUESTS, "plans.mlir", ctx)
     POLICY.apply(ctx, module)
