@@ -19,8 +19,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import llvmlite.binding as llvm
-
 DEFAULT_ARCH = "sm_90"
 """The GPU code is compiled for where nothing names one (an H100's)."""
 
@@ -59,7 +57,11 @@ def find_libdevice() -> Path | None:
 @functools.cache
 def libdevice_names() -> frozenset[str]:
     """The functions libdevice defines (``__nv_exp``, …), none where it
-    is not found: nothing is linked then, so no name meets one."""
+    is not found: nothing is linked then, so no name meets one.  LLVM is
+    imported here, not with the module: ``rev-translate --emit=header``
+    reads ``DEFAULT_ARCH`` and loads no LLVM."""
+    import llvmlite.binding as llvm
+
     path = find_libdevice()
     if path is None:
         return frozenset()
