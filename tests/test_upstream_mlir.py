@@ -409,3 +409,26 @@ def test_revmlir_runs_the_probe_it_was_given(probed):
     """The same probe, untransformed, natively: the ciface path itself."""
     _, text, count, native = probed
     assert run_revmlir(text, count) == native
+
+
+TROPICAL = """
+rev.func @f(%y: !rev.tropical<f64>, %x: !rev.tropical<f64>) {
+  %y1 = rev.mul %y, %x : !rev.tropical<f64>
+  rev.return %y1, %x : !rev.tropical<f64>, !rev.tropical<f64>
+}
+"""
+
+
+def test_upstream_transformations_keep_what_revmlir_records_for_its_later_passes():
+    """``rev-lower-to-std`` records on the module that it ran
+    (``rev.lowered``) and on a function which arguments its C entry must
+    find finite (``rev.finite_arguments``: tropical numbers); upstream
+    keeps both, attributes of a dialect it does not know, through its
+    transformations, so the std IR it gives back is lowered once and
+    checked at its entry as before."""
+    ctx = make_context()
+    module = parse_module(TROPICAL, "tropical.mlir", ctx)
+    RevLowerToStdPass().apply(ctx, module)
+    transformed = mlir_opt(str(module), *UPSTREAM_TRANSFORMS)
+    assert "rev.lowered" in transformed
+    assert "rev.finite_arguments = array<i64: 0, 1>" in transformed
