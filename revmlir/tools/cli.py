@@ -120,14 +120,16 @@ def _flush_at_exit() -> None:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")
 
 
-class HelpAction(argparse.Action):
-    """``-h``/``--help``: the parser's help written as any output is
-    (``write_stdout``), where argparse's own ignores a failed write and
-    exits 0."""
+class _WritingAction(argparse.Action):
+    """An option that writes ``text(parser)`` as any output is written
+    (``write_stdout``) and exits, where argparse's own help and version
+    actions ignore a failed write and exit 0."""
+
+    HELP = ""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
         kwargs.setdefault("default", argparse.SUPPRESS)
-        kwargs.setdefault("help", "show this help message and exit")
+        kwargs.setdefault("help", self.HELP)
         super().__init__(option_strings, dest, nargs=0, **kwargs)
 
     def __call__(
@@ -137,8 +139,20 @@ class HelpAction(argparse.Action):
         values: Any,
         option_string: str | None = None,
     ) -> None:
-        write_stdout(parser.format_help())
+        write_stdout(self.text(parser))
         parser.exit()
+
+    def text(self, parser: argparse.ArgumentParser) -> str:
+        raise NotImplementedError
+
+
+class HelpAction(_WritingAction):
+    """``-h``/``--help``: the parser's help."""
+
+    HELP = "show this help message and exit"
+
+    def text(self, parser: argparse.ArgumentParser) -> str:
+        return parser.format_help()
 
 
 def version_text(tool: str) -> str:
@@ -147,24 +161,13 @@ def version_text(tool: str) -> str:
     return f"{tool} (revmlir {revmlir_version()}) on xDSL {importlib.metadata.version('xdsl')}"
 
 
-class VersionAction(argparse.Action):
-    """``--version``: ``version_text`` of the parser's program, written as
-    any output is (``write_stdout``)."""
+class VersionAction(_WritingAction):
+    """``--version``: ``version_text`` of the parser's program."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
-        kwargs.setdefault("default", argparse.SUPPRESS)
-        kwargs.setdefault("help", "print the versions of revmlir and xDSL, and exit")
-        super().__init__(option_strings, dest, nargs=0, **kwargs)
+    HELP = "print the versions of revmlir and xDSL, and exit"
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        write_stdout(version_text(parser.prog) + "\n")
-        parser.exit()
+    def text(self, parser: argparse.ArgumentParser) -> str:
+        return version_text(parser.prog) + "\n"
 
 
 def tool_parser(tool: str, description: str) -> argparse.ArgumentParser:
